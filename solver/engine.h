@@ -1,0 +1,72 @@
+/* The compute engine: the study's per-step DEM kernels over a dem_particles_t, run either by
+ * the OpenCL kernels (kernels/*.cl, via device.c) or by their plain-C references
+ * (physics_ref.c). timestep.c only talks to this interface; tests run both and compare.
+ *
+ * One step, in the study's order (velocity Verlet; v is at t - dt/2 during force evaluation):
+ *   dem_engine_kick_drift  : v += kick * dt F/m, w += kick * dt T/I, x += dt v  (kick = 1/2 on the
+ *                            first step or after dem_engine_kick synchronised velocities, else 1)
+ *   [ghost exchange, in parallel runs]
+ *   dem_engine_search      : when dem_engine_needs_search(): rebuild the neighbour slots by cell
+ *                            hashing (infinite grid) and carry the contact history by partner gid
+ *   dem_engine_forces      : F, T = particle-particle contacts (Hertz + damping, tangential spring
+ *                            + damping capped by Coulomb friction), springs updated
+ *   dem_engine_boundaries  : += contacts with the six walls (same law, wall = infinite mass/radius)
+ *   dem_engine_external    : += m g
+ *   dem_engine_kick        : v += dt/2 F/m (only when velocities must be synchronous: output, end)
+ * Every call returns 0, or -1 with a message (dem_engine_error) naming what went wrong. */
+#ifndef DEMSIM_SOLVER_ENGINE_H
+#define DEMSIM_SOLVER_ENGINE_H
+
+#include <stddef.h>
+
+struct dem_particles;
+struct dem_params;
+
+typedef enum { DEM_BACKEND_REF, DEM_BACKEND_OPENCL } dem_backend_t;
+
+typedef struct dem_engine_opts {
+  dem_backend_t backend;
+  int cl_platform;   /* OpenCL platform index, -1 = first that has a device */
+  int cl_device;     /* device index within the platform, -1 = first */
+  const char *cl_device_type; /* "any", "cpu" or "gpu" */
+} dem_engine_opts_t;
+
+typedef struct dem_engine dem_engine_t;
+
+/* Work done by the last call, for the clock/cost model (sim/) and for metrics. */
+typedef struct dem_engine_work {
+  double particles;  /* work-items (owned particles) */
+  double pairs;      /* neighbour slots visited */
+  double contacts;   /* slots in actual contact (overlap > 0) */
+} dem_engine_work_t;
+
+dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const struct dem_params *prm,
+                                struct dem_particles *p, char *err, size_t errlen);
+void dem_engine_destroy(dem_engine_t **e);
+const char *dem_engine_error(const dem_engine_t *e);
+const char *dem_engine_device_name(const dem_engine_t *e); /* "reference C" or the OpenCL device */
+
+/* Host <-> device. The host arrays of the particle store are authoritative after pull;
+ * after the host changed them (generation, migration, ghosts) push them back.
+ * first/count select a particle range (e.g. the ghosts only). Fields: a bitmask. */
+enum { DEM_F_ID = 1, DEM_F_POS = 2, DEM_F_VEL = 4, DEM_F_OMEGA = 8, DEM_F_FORCE = 16,
+       DEM_F_TORQUE = 32, DEM_F_RADIUS = 64, DEM_F_SLOTS = 128, DEM_F_ALL = 255 };
+int dem_engine_pull(dem_engine_t *e, unsigned fields, size_t first, size_t count);
+int dem_engine_push(dem_engine_t *e, unsigned fields, size_t first, size_t count);
+/* Must be called after the store's capacity or its n / n_ghost changed. */
+int dem_engine_resize(dem_engine_t *e);
+
+int dem_engine_kick_drift(dem_engine_t *e, double kick);
+int dem_engine_kick(dem_engine_t *e);
+/* True when some particle may have moved more than skin/2 since the last search. */
+int dem_engine_needs_search(const dem_engine_t *e);
+int dem_engine_search(dem_engine_t *e);
+int dem_engine_forces(dem_engine_t *e);
+int dem_engine_boundaries(dem_engine_t *e);
+int dem_engine_external(dem_engine_t *e);
+/* Waits for queued work to finish (a no-op for the reference). */
+int dem_engine_finish(dem_engine_t *e);
+/* The work done by the most recent kernel call (for the cost model). */
+dem_engine_work_t dem_engine_last_work(const dem_engine_t *e);
+
+#endif
