@@ -4,6 +4,8 @@
 #ifndef DEMSIM_SOLVER_PARAMS_H
 #define DEMSIM_SOLVER_PARAMS_H
 
+#include <stddef.h>
+
 typedef struct dem_material {
   double youngs_modulus; /* Pa */
   double poisson;        /* - */
