@@ -55,6 +55,9 @@ int dem_clock_charge(const dem_work_t *w);
 double dem_clock_wall(void);
 /* A one-line description of the hardware this rank runs on ("native" or the modelled container). */
 const char *dem_clock_where(void);
+/* The name of the host this rank runs on: the SimGrid host (container) under SMPI, the
+ * machine's hostname in the native build. */
+const char *dem_clock_host(void);
 /* Human-readable name of a work kind. */
 const char *dem_clock_kind_name(dem_work_kind_t k);
 

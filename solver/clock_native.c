@@ -1,7 +1,9 @@
 /* The native build's clock: real time has already passed, so charging does nothing. */
 #include "clock.h"
 
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 int dem_clock_init(char *err, unsigned long errlen) { (void)err; (void)errlen; return 0; }
 
@@ -21,3 +23,10 @@ double dem_clock_wall(void)
 }
 
 const char *dem_clock_where(void) { return "native"; }
+
+const char *dem_clock_host(void)
+{
+  static char name[256];
+  if (!name[0] && gethostname(name, sizeof name - 1) != 0) snprintf(name, sizeof name, "unknown");
+  return name;
+}
