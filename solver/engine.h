@@ -1,5 +1,5 @@
 /* The compute engine: the study's per-step DEM kernels over a dem_particles_t, run either by
- * the OpenCL kernels (kernels/*.cl, via device.c) or by their plain-C references
+ * the OpenCL kernels (the .cl files in kernels/, via device.c) or by their plain-C references
  * (physics_ref.c). timestep.c only talks to this interface; tests run both and compare.
  *
  * One step, in the study's order (velocity Verlet; v is at t - dt/2 during force evaluation):

@@ -1,0 +1,30 @@
+/* The command line: `demsim run SCENARIO [options]`, `demsim keys`, `demsim --help`.
+ * Shortcut options are turned into --set overrides, applied after the scenario file. */
+#ifndef DEMSIM_SOLVER_CLI_H
+#define DEMSIM_SOLVER_CLI_H
+
+#include <stddef.h>
+
+#define DEM_CLI_MAX_SETS 128
+
+typedef enum { DEM_CMD_NONE, DEM_CMD_RUN, DEM_CMD_KEYS, DEM_CMD_HELP, DEM_CMD_VERSION } dem_command_t;
+
+typedef struct dem_cli {
+  dem_command_t command;
+  const char *scenario;              /* the scenario file */
+  const char *restart;               /* --restart FILE, or NULL */
+  int n_sets;
+  char sets[DEM_CLI_MAX_SETS][512];  /* key=value overrides, in order */
+  int quiet;                         /* --quiet: no progress, no configuration echo */
+  int dry_run;                       /* --dry-run: validate and print the launch command only */
+} dem_cli_t;
+
+struct dem_scenario;
+
+/* Parses argv. Returns 0, or -1 with a message (the caller prints it and exits with 2). */
+int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errlen);
+/* Defaults, then the scenario file, then the overrides, then validation. 0 or -1. */
+int dem_cli_load_scenario(const dem_cli_t *cli, struct dem_scenario *s, char *err, size_t errlen);
+void dem_cli_print_help(void *stream);
+
+#endif

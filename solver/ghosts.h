@@ -1,0 +1,25 @@
+/* Ghost particles: copies of other ranks' particles within the ghost layer (contact range +
+ * skin) of this rank's part. Registered at each repartition; their state is exchanged every
+ * step with non-blocking MPI through buffers allocated at registration; only the ghosts are
+ * copied device <-> host each step. */
+#ifndef DEMSIM_SOLVER_GHOSTS_H
+#define DEMSIM_SOLVER_GHOSTS_H
+
+#include <stddef.h>
+
+struct dem_sim;
+typedef struct dem_ghosts dem_ghosts_t;
+
+dem_ghosts_t *dem_ghosts_create(struct dem_sim *sim, char *err, size_t errlen);
+void dem_ghosts_destroy(dem_ghosts_t **g);
+/* Collective: decides which owned particles each neighbour rank needs and receives theirs. */
+int dem_ghosts_register(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
+/* Collective, every step: ghosts device -> host, exchange, host -> device. Times the wait
+ * (DEM_T_WAIT) and the communication. */
+int dem_ghosts_exchange(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
+/* Collective: 1 when any rank's particles (or ghosts) may have used up half the skin. */
+int dem_ghosts_need_search(dem_ghosts_t *g, struct dem_sim *sim);
+size_t dem_ghosts_count(const dem_ghosts_t *g);
+double dem_ghosts_comm_time(const dem_ghosts_t *g); /* s, total time in MPI calls of the exchange */
+
+#endif

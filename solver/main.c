@@ -1,0 +1,48 @@
+/* demsim: the DEM application. Prolog (arguments, scenario, MPI, set-up), the time loop,
+ * epilog (outputs). In the SMPI build this is the program smpirun runs on every rank (the
+ * `demsim` launcher starts it); in the native build it is `demsim` itself. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "launcher.h"
+#include "parallel.h"
+#include "scenario.h"
+#include "simulation.h"
+
+int main(int argc, char **argv)
+{
+  static dem_cli_t cli;
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  char err[2048];
+  /* input is validated before MPI starts, identically on every rank: bad input exits with 2 */
+  if (dem_cli_parse(argc, argv, &cli, err, sizeof err)) {
+    fprintf(stderr, "demsim: %s\n", err);
+    return 2;
+  }
+  if (cli.command == DEM_CMD_HELP) dem_cli_print_help(stdout);
+  if (cli.command == DEM_CMD_KEYS) dem_scenario_print_keys(stdout);
+  if (cli.command == DEM_CMD_VERSION) printf("demsim 0.1\n");
+  if (cli.command != DEM_CMD_RUN) return 0;
+  if (dem_cli_load_scenario(&cli, &sc, err, sizeof err)) {
+    fprintf(stderr, "demsim: %s\n", err);
+    return 2;
+  }
+#ifndef DEMSIM_SMPI
+  if (!dem_launch_in_process(&sc)) return dem_launch(argc, argv, &sc, &cli);
+#endif
+
+  dem_parallel_init(&argc, &argv);
+  int rc = dem_simulation_setup(&sim, &sc, &cli, err, sizeof err);
+  if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);
+  if (rc == 0) rc = dem_simulation_finish(&sim, err, sizeof err);
+  if (rc) {
+    fprintf(stderr, "demsim: rank %d: %s\n", dem_parallel_rank(), err);
+    fflush(stderr);
+    dem_parallel_abort(1);
+  }
+  dem_simulation_destroy(&sim);
+  dem_parallel_finalize();
+  return 0;
+}

@@ -1,0 +1,94 @@
+/* MPI calls, all in one place (see parallel.h). Return codes of MPI calls are checked by
+ * MPI_ERRORS_ARE_FATAL on MPI_COMM_WORLD, the standard default, which aborts with MPI's
+ * own message; the checks below only cover what MPI does not. */
+#include "parallel.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+int dem_parallel_init(int *argc, char ***argv)
+{
+  int flag = 0;
+  MPI_Initialized(&flag);
+  if (!flag && MPI_Init(argc, argv) != MPI_SUCCESS) return -1;
+  return 0;
+}
+
+void dem_parallel_finalize(void)
+{
+  int flag = 0;
+  MPI_Finalized(&flag);
+  if (!flag) MPI_Finalize();
+}
+
+void dem_parallel_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+
+int dem_parallel_rank(void)
+{
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int dem_parallel_size(void)
+{
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+double dem_parallel_wtime(void) { return MPI_Wtime(); }
+void dem_parallel_barrier(void) { MPI_Barrier(MPI_COMM_WORLD); }
+
+void dem_parallel_sum_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
+void dem_parallel_max_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); }
+void dem_parallel_min_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD); }
+void dem_parallel_sum_long(long *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD); }
+void dem_parallel_max_int(int *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD); }
+
+void dem_parallel_gather_double(const double *in, int n, double *out, int root)
+{
+  MPI_Gather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, root, MPI_COMM_WORLD);
+}
+
+void dem_parallel_gather_counts(long mine, long *counts, int root)
+{
+  MPI_Gather(&mine, 1, MPI_LONG, counts, 1, MPI_LONG, root, MPI_COMM_WORLD);
+}
+
+/* Byte counts can exceed INT_MAX at the full study scale, so the gather is done as one
+ * receive per rank in chunks rather than with MPI_Gatherv's int counts. */
+void dem_parallel_gatherv_bytes(const void *in, long n, void *out, const long *counts, int root)
+{
+  const long chunk = 1L << 30;
+  int rank = dem_parallel_rank(), size = dem_parallel_size();
+  if (rank != root) {
+    for (long off = 0; off < n; off += chunk) {
+      long len = n - off < chunk ? n - off : chunk;
+      MPI_Send((const char *)in + off, (int)len, MPI_BYTE, root, 77, MPI_COMM_WORLD);
+    }
+    return;
+  }
+  char *dst = out;
+  for (int r = 0; r < size; r++) {
+    if (r == root) memcpy(dst, in, (size_t)n);
+    else
+      for (long off = 0; off < counts[r]; off += chunk) {
+        long len = counts[r] - off < chunk ? counts[r] - off : chunk;
+        MPI_Recv(dst + off, (int)len, MPI_BYTE, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+    dst += counts[r];
+  }
+}
+
+void dem_parallel_bcast(void *buf, long bytes, int root) { MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD); }
+
+void dem_parallel_processor_name(char *buf, size_t len)
+{
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int n = 0;
+  MPI_Get_processor_name(name, &n);
+  snprintf(buf, len, "%s", name);
+}

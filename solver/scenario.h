@@ -1,0 +1,93 @@
+/* A scenario: everything a run needs, read from a libconfig file (a .cfg file in scenarios/), then
+ * overridden from the command line (--set key=value and the shortcut options).
+ *
+ * Keys are dotted paths ("material.friction"); the table in scenario.c is the single list of
+ * keys, with type, unit, range and help text: parsing, --set, validation and `demsim keys`
+ * all read it. Every error names the file, the line when there is one, the key and what was
+ * expected, and the caller exits with status 2. */
+#ifndef DEMSIM_SOLVER_SCENARIO_H
+#define DEMSIM_SOLVER_SCENARIO_H
+
+#include <stddef.h>
+
+#include "clock.h"
+#include "params.h"
+
+#define DEM_PATH_MAX 1024
+#define DEM_NAME_MAX 64
+#define DEM_MAX_HOSTS 256
+#define DEM_MAX_STRESS 64
+
+typedef struct dem_scenario {
+  char file[DEM_PATH_MAX];   /* the scenario file as given */
+  char dir[DEM_PATH_MAX];    /* its directory: relative paths inside it are resolved from here */
+  char name[DEM_NAME_MAX];   /* scenario name */
+  char description[256];
+
+  /* problem: gravity packing on a simple cubic lattice */
+  double box;            /* m, edge of the cubic container */
+  double fill;           /* -, filled fraction of the height */
+  long particles;        /* requested particle count (0: every lattice site of the filled part) */
+  double spacing;        /* m, lattice spacing (0: derived from `particles`) */
+  double diameter_ratio; /* -, particle diameter / spacing (0.99 apart, 1.001 in contact) */
+  double jitter;         /* -, random displacement of each site, fraction of the gap (0: none) */
+  long seed;             /* random seed for the jitter */
+  dem_params_t params;   /* material, dt, gravity, skin (m) */
+  double skin_ratio;     /* -, skin / diameter */
+  long steps;            /* time steps */
+  double dt_fraction_max;  /* -, dt must not exceed this fraction of the Rayleigh critical step */
+  double overlap_max;      /* -, largest initial overlap allowed, as a fraction of the radius */
+
+  /* parallel run and load balancing */
+  int ranks;                /* MPI processes */
+  char policy[8];           /* NOW, RW or RW5 */
+  long repartition_every;   /* steps between repartitions (the physics frequency) */
+  double lambda_threshold;  /* %, imbalance that triggers an extra repartition (0: never) */
+  double rw5_threshold;     /* %, RW5 updates the weights only above this imbalance */
+  double zoltan_imbalance_tol; /* -, Zoltan IMBALANCE_TOL (max/avg) */
+
+  /* modelled cloud (SMPI build) */
+  char platform[DEM_PATH_MAX];  /* SimGrid platform file, resolved */
+  int n_hosts;
+  char hosts[DEM_MAX_HOSTS][DEM_NAME_MAX]; /* container of rank r = hosts[r % n_hosts] */
+  int n_stress;
+  dem_stress_t stress[DEM_MAX_STRESS];
+
+  /* compute device */
+  char backend[16];        /* "opencl" or "reference" */
+  int cl_platform;         /* -1: first platform with a device */
+  int cl_device;           /* -1: first device */
+  char cl_device_type[8];  /* any, cpu, gpu */
+
+  /* output */
+  long output_every;       /* steps between particle snapshots (0: only the final state) */
+  long metrics_every;      /* steps between metrics rows */
+  char out_dir[DEM_PATH_MAX];
+  int progress;            /* 1: print progress */
+} dem_scenario_t;
+
+/* Fills every field with its default. */
+void dem_scenario_defaults(dem_scenario_t *s);
+/* Reads a scenario file over the current values. Returns 0, or -1 with a message in err. */
+int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t errlen);
+/* Applies one "key=value" override. Returns 0, or -1 with a message. */
+int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_t errlen);
+/* Checks ranges and cross-field conditions (time step against the critical step, initial
+ * overlap, hosts and stress against the rank count) and derives params. 0 or -1. */
+int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen);
+/* Prints every key with its type, default, unit and help (for `demsim keys` and --help). */
+void dem_scenario_print_keys(void *stream);
+/* Prints the effective configuration, one "key = value" per line. */
+void dem_scenario_print(const dem_scenario_t *s, void *stream);
+
+/* Derived lattice of the gravity packing (shared by the generator and the checks). */
+typedef struct dem_lattice {
+  long nx, ny, nz;   /* sites per axis */
+  long count;        /* particles placed (<= nx*ny*nz) */
+  double spacing;    /* m */
+  double diameter;   /* m */
+  double origin[3];  /* m, centre of site (0,0,0) */
+} dem_lattice_t;
+int dem_scenario_lattice(const dem_scenario_t *s, dem_lattice_t *lat, char *err, size_t errlen);
+
+#endif

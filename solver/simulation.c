@@ -1,0 +1,323 @@
+/* Set-up, loop and closing outputs of a run (see simulation.h). */
+#define _GNU_SOURCE
+#include "simulation.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "balance.h"
+#include "cli.h"
+#include "clock.h"
+#include "engine.h"
+#include "ghosts.h"
+#include "metrics.h"
+#include "output.h"
+#include "packing.h"
+#include "parallel.h"
+#include "particles.h"
+#include "partition.h"
+#include "progress.h"
+#include "scenario.h"
+#include "summary.h"
+#include "timestep.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static int make_dirs(const char *path)
+{
+  char tmp[DEM_PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  return (mkdir(tmp, 0777) && errno != EEXIST) ? -1 : 0;
+}
+
+double dem_simulation_kinetic_energy(dem_sim_t *sim)
+{
+  const dem_particles_t *p = sim->p;
+  double rho = sim->prm.mat.density, ke = 0.0;
+  for (size_t i = 0; i < p->n; i++) {
+    double r = p->radius[i];
+    double m = rho * 4.0 / 3.0 * M_PI * r * r * r, inertia = 0.4 * m * r * r;
+    const double *v = p->vel + 3 * i, *w = p->omega + 3 * i;
+    ke += 0.5 * m * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) + 0.5 * inertia * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+  }
+  dem_parallel_sum_double(&ke, 1);
+  return ke;
+}
+
+/* Synchronises velocities (closing half kick) and brings the owned particles to the host. */
+static int sync_to_host(dem_sim_t *sim, char *err, size_t errlen)
+{
+  if (sim->kick == 1.0) {
+    if (dem_engine_kick(sim->engine) || dem_engine_finish(sim->engine))
+      return fail(err, errlen, "synchronising velocities: %s", dem_engine_error(sim->engine));
+    sim->kick = 0.5;
+  }
+  if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, sim->p->n))
+    return fail(err, errlen, "device -> host: %s", dem_engine_error(sim->engine));
+  return 0;
+}
+
+/* Gathers every owned particle on rank 0, sorted by id, and writes one frame. Collective. */
+static int write_particles(dem_sim_t *sim, int create, char *err, size_t errlen)
+{
+  if (sync_to_host(sim, err, errlen)) return -1;
+  const dem_particles_t *p = sim->p;
+  dem_output_record_t *mine = malloc((p->n ? p->n : 1) * sizeof *mine);
+  if (!mine) return fail(err, errlen, "out of memory gathering particles");
+  for (size_t i = 0; i < p->n; i++) {
+    dem_output_record_t *r = &mine[i];
+    memset(r, 0, sizeof *r);
+    r->id = p->id[i];
+    r->owner = sim->rank;
+    memcpy(r->pos, p->pos + 3 * i, sizeof r->pos);
+    memcpy(r->vel, p->vel + 3 * i, sizeof r->vel);
+    memcpy(r->omega, p->omega + 3 * i, sizeof r->omega);
+    r->radius = p->radius[i];
+    int c = 0;
+    for (int k = 0; k < p->nbr_count[i]; k++) {
+      int j = p->nbr_index[(size_t)i * DEM_MAX_NEIGHBORS + (size_t)k];
+      double rj = j >= 0 ? p->radius[j] : 0.0;
+      double d2 = 0.0, dist;
+      if (j >= 0) {
+        for (int a = 0; a < 3; a++) {
+          double dx = p->pos[3 * (size_t)j + a] - p->pos[3 * i + a];
+          d2 += dx * dx;
+        }
+        dist = sqrt(d2);
+        if (dist < p->radius[i] + rj) c++;
+      } else {
+        int w = -1 - j, axis = w / 2;
+        double plane = (w % 2) ? sim->prm.box_hi[axis] : sim->prm.box_lo[axis];
+        if (fabs(p->pos[3 * i + (size_t)axis] - plane) < p->radius[i]) c++;
+      }
+    }
+    r->contacts = c;
+  }
+  long bytes = (long)(p->n * sizeof *mine);
+  long *counts = NULL;
+  dem_output_record_t *all = NULL;
+  int rc = 0;
+  if (sim->rank == 0) {
+    counts = calloc((size_t)sim->ranks, sizeof *counts);
+    all = malloc((size_t)(sim->total_particles ? sim->total_particles : 1) * sizeof *all);
+    if (!counts || !all) rc = -1;
+  }
+  dem_parallel_gather_counts(bytes, counts, 0);
+  long total = 0;
+  if (sim->rank == 0 && rc == 0) {
+    for (int r = 0; r < sim->ranks; r++) total += counts[r];
+    if (total != sim->total_particles * (long)sizeof *all) {
+      free(all);
+      all = malloc((size_t)total + 1);
+      if (!all) rc = -1;
+    }
+  }
+  dem_parallel_max_int(&rc, 1);
+  if (rc) {
+    free(mine);
+    free(counts);
+    free(all);
+    return fail(err, errlen, "out of memory gathering particles");
+  }
+  dem_parallel_gatherv_bytes(mine, bytes, all, counts, 0);
+  free(mine);
+  if (sim->rank == 0) {
+    size_t n = (size_t)total / sizeof *all;
+    /* ids are 0..N-1 and each appears once: place by id (and detect loss or duplication) */
+    dem_output_record_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    char *seen = calloc(n ? n : 1, 1);
+    if (!sorted || !seen) rc = fail(err, errlen, "out of memory sorting particles");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+      long id = all[i].id;
+      if (id < 0 || (size_t)id >= n || seen[id])
+        rc = fail(err, errlen, "step %ld: particle id %ld is %s", sim->step, id, id < 0 || (size_t)id >= n ? "out of range (a particle was lost)" : "duplicated");
+      else {
+        seen[id] = 1;
+        sorted[id] = all[i];
+      }
+    }
+    if (rc == 0) {
+      char base[DEM_PATH_MAX + 16];
+      snprintf(base, sizeof base, "%s/particles", sim->sc->out_dir);
+      dem_output_frame_t fr = {.step = sim->step, .time = sim->prm.dt * (double)sim->step, .n = n, .rec = sorted};
+      rc = dem_output_write_frame(base, &fr, create, err, errlen);
+    }
+    free(sorted);
+    free(seen);
+  }
+  free(counts);
+  free(all);
+  dem_parallel_max_int(&rc, 1);
+  if (rc && sim->rank != 0) snprintf(err, errlen, "writing particles failed on rank 0");
+  return rc ? -1 : 0;
+}
+
+int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli_t *cli, char *err, size_t errlen)
+{
+  memset(sim, 0, sizeof *sim);
+  sim->wall_start = dem_clock_wall();
+  sim->sc = sc;
+  sim->prm = sc->params;
+  sim->rank = dem_parallel_rank();
+  sim->ranks = dem_parallel_size();
+  sim->kick = 0.5;
+  sim->log = sim->rank == 0 && sc->progress ? stdout : NULL;
+  dem_timers_reset(&sim->timers);
+  dem_parallel_processor_name(sim->host, sizeof sim->host);
+  (void)cli;
+  if (sc->ranks != sim->ranks)
+    return fail(err, errlen, "%s: key 'run.ranks' = %d but %d MPI processes were started", sc->file, sc->ranks, sim->ranks);
+  if (dem_clock_init(err, errlen)) return -1;
+  if (sim->rank == 0 && make_dirs(sc->out_dir))
+    return fail(err, errlen, "key 'output.dir' = \"%s\": cannot create it: %s", sc->out_dir, strerror(errno));
+  dem_parallel_barrier();
+
+  dem_lattice_t lat;
+  if (dem_scenario_lattice(sc, &lat, err, errlen)) return -1;
+  sim->total_particles = lat.count;
+  long first = lat.count * sim->rank / sim->ranks, last = lat.count * (sim->rank + 1) / sim->ranks;
+  sim->p = dem_particles_create((size_t)(last - first) + 16);
+  if (!sim->p || dem_packing_generate(sc, &lat, first, last - first, sim->p))
+    return fail(err, errlen, "out of memory generating %ld particles", last - first);
+
+  dem_engine_opts_t eo = {.backend = strcmp(sc->backend, "reference") == 0 ? DEM_BACKEND_REF : DEM_BACKEND_OPENCL,
+                          .cl_platform = sc->cl_platform, .cl_device = sc->cl_device,
+                          .cl_device_type = sc->cl_device_type};
+  sim->engine = dem_engine_create(&eo, &sim->prm, sim->p, err, errlen);
+  if (!sim->engine) return -1;
+  sim->balance = dem_balance_create(sc, sim);
+  if (!sim->balance) return fail(err, errlen, "out of memory (balance)");
+  sim->partition = dem_partition_create(sim, err, errlen);
+  if (!sim->partition) return -1;
+  sim->ghosts = dem_ghosts_create(sim, err, errlen);
+  if (!sim->ghosts) return -1;
+  /* the initial decomposition: equal parts */
+  if (sim->ranks > 1) {
+    if (dem_partition_repartition(sim->partition, sim, dem_balance_weights(sim->balance), err, errlen) ||
+        dem_ghosts_register(sim->ghosts, sim, err, errlen))
+      return -1;
+  }
+  sim->metrics = dem_metrics_create(sim, err, errlen);
+  if (!sim->metrics) return -1;
+  if (sim->rank == 0 && sc->n_stress > 0 && dem_clock_start_stress(sc->stress, sc->n_stress, err, errlen)) return -1;
+
+  long n = (long)sim->p->n;
+  dem_parallel_sum_long(&n, 1);
+  sim->particles_start = n;
+  sim->ke_start = dem_simulation_kinetic_energy(sim);
+  if (sim->log) {
+    fprintf(sim->log, "demsim: %s: %ld particles (lattice %ld x %ld x %ld, spacing %g m, diameter %g m), %ld steps of "
+            "%g s, %d rank%s, policy %s\n", sc->name, sim->total_particles, lat.nx, lat.ny, lat.nz, lat.spacing,
+            lat.diameter, sc->steps, sc->params.dt, sim->ranks, sim->ranks > 1 ? "s" : "", sc->policy);
+    fprintf(sim->log, "demsim: rank 0 on %s, device: %s\n", dem_clock_where(), dem_engine_device_name(sim->engine));
+    fflush(sim->log);
+  }
+  return 0;
+}
+
+int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
+{
+  const dem_scenario_t *sc = sim->sc;
+  dem_progress_t prog;
+  dem_progress_start(&prog, sim->log, sc->steps);
+  dem_parallel_barrier();
+  sim->wall_loop_start = dem_clock_wall();
+  sim->sim_loop_start = dem_parallel_wtime();
+  dem_timer_start(&sim->timers, DEM_T_TOTAL);
+  int created = 0;
+  for (long s = 0; s < sc->steps; s++) {
+    if (dem_timestep(sim, err, errlen)) return -1;
+    if (sc->output_every > 0 && sim->step % sc->output_every == 0 && sim->step < sc->steps) {
+      dem_timer_start(&sim->timers, DEM_T_OUTPUT);
+      if (write_particles(sim, !created, err, errlen)) return -1;
+      created = 1;
+      dem_timer_stop(&sim->timers, DEM_T_OUTPUT);
+    }
+    dem_progress_update(&prog, sim->step, sim->prm.dt * (double)sim->step, sim->lambda_last, sim->repartitions);
+  }
+  dem_timer_stop(&sim->timers, DEM_T_TOTAL);
+  if (dem_engine_finish(sim->engine)) return fail(err, errlen, "%s", dem_engine_error(sim->engine));
+  dem_parallel_barrier();
+  sim->sim_loop_end = dem_parallel_wtime();
+  sim->wall_loop_end = dem_clock_wall();
+  dem_progress_end(&prog);
+  if (write_particles(sim, !created, err, errlen)) return -1;
+  return 0;
+}
+
+int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
+{
+  sim->ke_end = dem_simulation_kinetic_energy(sim);
+  long n = (long)sim->p->n;
+  dem_parallel_sum_long(&n, 1);
+  sim->particles_end = n;
+  dem_summary_rank_t mine = {.rank = sim->rank,
+                             .load_s = sim->timers.total[DEM_T_COMPUTE],
+                             .wait_s = sim->timers.total[DEM_T_WAIT],
+                             .comm_s = dem_ghosts_comm_time(sim->ghosts),
+                             .weight = dem_balance_weights(sim->balance)[sim->rank],
+                             .particles = (long)sim->p->n,
+                             .ghosts = (long)dem_ghosts_count(sim->ghosts)};
+  snprintf(mine.host, sizeof mine.host, "%s", sim->host);
+  dem_summary_rank_t *all = sim->rank == 0 ? calloc((size_t)sim->ranks, sizeof *all) : NULL;
+  long *counts = sim->rank == 0 ? calloc((size_t)sim->ranks, sizeof *counts) : NULL;
+  dem_parallel_gather_counts((long)sizeof mine, counts, 0);
+  dem_parallel_gatherv_bytes(&mine, (long)sizeof mine, all, counts, 0);
+  if (sim->log) dem_timers_report(&sim->timers, sim->log);
+  else dem_timers_report(&sim->timers, stderr);
+  int rc = 0;
+  if (sim->rank == 0) {
+    char path[DEM_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/summary.json", sim->sc->out_dir);
+    rc = dem_summary_write(path, sim, all, err, errlen);
+    if (rc == 0 && sim->log) {
+      double simt = sim->sim_loop_end - sim->sim_loop_start;
+      fprintf(sim->log, "demsim: done: %ld particles x %ld steps (%.3g s of physical time) on %d rank%s in %.4g s %s "
+              "time (%.3g particle-steps/s), %.3g s wall; %d repartitions, lambda max %.1f %%, final %.1f %%; "
+              "kinetic energy %.6g J -> %.6g J\n", sim->particles_end, sim->step, sim->prm.dt * (double)sim->step,
+              sim->ranks, sim->ranks > 1 ? "s" : "", simt,
+#ifdef DEMSIM_SMPI
+              "simulated",
+#else
+              "wall",
+#endif
+              simt > 0 ? (double)sim->total_particles * (double)sim->step / simt : 0.0,
+              dem_clock_wall() - sim->wall_start, sim->repartitions, sim->lambda_max, sim->lambda_last, sim->ke_start,
+              sim->ke_end);
+      fprintf(sim->log, "demsim: outputs in %s: summary.json, particles.h5 (+ particles.xmf for ParaView), metrics.csv\n",
+              sim->sc->out_dir);
+    }
+  }
+  free(all);
+  free(counts);
+  dem_parallel_max_int(&rc, 1);
+  return rc ? -1 : 0;
+}
+
+void dem_simulation_destroy(dem_sim_t *sim)
+{
+  dem_metrics_destroy(&sim->metrics);
+  dem_ghosts_destroy(&sim->ghosts);
+  dem_partition_destroy(&sim->partition);
+  dem_balance_destroy(&sim->balance);
+  dem_engine_destroy(&sim->engine);
+  dem_particles_destroy(&sim->p);
+}

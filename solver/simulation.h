@@ -1,0 +1,58 @@
+/* The state of one run on one rank, and its life cycle: set-up (generate or restart,
+ * partition, device), the time loop (timestep.c), and the closing outputs. */
+#ifndef DEMSIM_SOLVER_SIMULATION_H
+#define DEMSIM_SOLVER_SIMULATION_H
+
+#include <stdio.h>
+
+#include "params.h"
+#include "timers.h"
+
+struct dem_scenario;
+struct dem_cli;
+struct dem_particles;
+struct dem_engine;
+struct dem_balance;
+struct dem_partition;
+struct dem_ghosts;
+struct dem_metrics;
+
+typedef struct dem_sim {
+  const struct dem_scenario *sc;
+  dem_params_t prm;
+  struct dem_particles *p;
+  struct dem_engine *engine;
+  struct dem_balance *balance;     /* load monitoring, weights, Condition() */
+  struct dem_partition *partition; /* Zoltan RCB, migration */
+  struct dem_ghosts *ghosts;       /* ghost registration and per-step exchange */
+  struct dem_metrics *metrics;     /* metrics.csv / metrics.h5 */
+  dem_timers_t timers;
+  int rank, ranks;
+  char host[64];                   /* the container (SMPI) or machine this rank runs on */
+  long step;                       /* steps done */
+  long total_particles;            /* over all ranks */
+  double kick;                     /* 0.5 when velocities are synchronous, else 1 */
+  long searches;                   /* contact searches done */
+  int repartitions;                /* repartitions done (the initial partition excluded) */
+  double lambda_max, lambda_last;  /* %, load imbalance */
+  double wall_start, wall_loop_start, wall_loop_end; /* s, real time */
+  double sim_loop_start, sim_loop_end;               /* s, MPI_Wtime (simulated under SMPI) */
+  double ke_start, ke_end;         /* J, kinetic energy over all ranks */
+  long particles_start, particles_end;
+  FILE *log;                       /* progress and messages (rank 0), NULL elsewhere */
+} dem_sim_t;
+
+/* Set-up: particles, partition, ghosts, device. 0, or -1 with a message in err (all ranks). */
+int dem_simulation_setup(dem_sim_t *sim, const struct dem_scenario *sc, const struct dem_cli *cli, char *err,
+                         size_t errlen);
+/* The time loop. 0, or -1 with a message. */
+int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen);
+/* Final outputs (particles.h5, summary.json, metrics). 0 or -1. */
+int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen);
+void dem_simulation_destroy(dem_sim_t *sim);
+
+/* Kinetic energy (translational + rotational, J) of the owned particles, summed over ranks.
+ * Velocities must be synchronous (after dem_engine_kick). */
+double dem_simulation_kinetic_energy(dem_sim_t *sim);
+
+#endif

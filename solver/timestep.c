@@ -1,0 +1,89 @@
+/* One time step, in the order of the study's parallel algorithm:
+ *   1. keep the old weights, measure the load L_i (the COMPUTE timer of the last interval);
+ *   2. if Condition(L): new weights, device->host, Zoltan RCB repartition, migration, ghost
+ *      registration, host->device;
+ *   3. every step: ghosts device->host, MPI exchange, host->device;
+ *   4. kernels: contact search (when the skin is used up), history, forces, boundaries,
+ *      external force, integrator;
+ *   5. output steps: device->host and HDF5.
+ * Velocity Verlet is split around the force kernels: kick_drift opens the step (positions at
+ * t + dt), the closing half kick is folded into the next step's kick_drift, and velocities
+ * are synchronised (dem_engine_kick) only when someone needs them. */
+#include "timestep.h"
+
+#include <stdio.h>
+
+#include "balance.h"
+#include "engine.h"
+#include "ghosts.h"
+#include "metrics.h"
+#include "partition.h"
+#include "simulation.h"
+
+#define TRY(call, what)                                                                          \
+  do {                                                                                           \
+    if ((call) != 0) {                                                                           \
+      snprintf(err, errlen, "step %ld: %s: %s", sim->step + 1, what, dem_engine_error(sim->engine)); \
+      return -1;                                                                                 \
+    }                                                                                            \
+  } while (0)
+
+int dem_timestep(dem_sim_t *sim, char *err, unsigned long errlen)
+{
+  dem_timers_t *t = &sim->timers;
+
+  /* 1-2: load balancing at the physics frequency or when the imbalance is too high */
+  if (dem_balance_condition(sim->balance, sim->step)) {
+    dem_timer_start(t, DEM_T_REPARTITION);
+    if (dem_balance_update_weights(sim->balance, sim->step) ||
+        dem_partition_repartition(sim->partition, sim, dem_balance_weights(sim->balance), err, errlen) ||
+        dem_ghosts_register(sim->ghosts, sim, err, errlen))
+      return -1;
+    sim->repartitions++;
+    dem_timer_stop(t, DEM_T_REPARTITION);
+  }
+
+  /* kick-drift: positions move to t + dt (part of the rank's own load) */
+  dem_timer_start(t, DEM_T_COMPUTE);
+  dem_timer_start(t, DEM_T_INTEGRATE);
+  TRY(dem_engine_kick_drift(sim->engine, sim->kick), "integrator");
+  TRY(dem_engine_finish(sim->engine), "integrator");
+  sim->kick = 1.0;
+  dem_timer_stop(t, DEM_T_INTEGRATE);
+  dem_timer_stop(t, DEM_T_COMPUTE);
+
+  /* 3: ghosts: device -> host, MPI exchange, host -> device */
+  dem_timer_start(t, DEM_T_GHOSTS);
+  if (dem_ghosts_exchange(sim->ghosts, sim, err, errlen)) return -1;
+  dem_timer_stop(t, DEM_T_GHOSTS);
+
+  /* 4: the DEM kernels */
+  dem_timer_start(t, DEM_T_COMPUTE);
+  if (dem_ghosts_need_search(sim->ghosts, sim)) {
+    dem_timer_start(t, DEM_T_SEARCH);
+    TRY(dem_engine_search(sim->engine), "contact search");
+    TRY(dem_engine_finish(sim->engine), "contact search");
+    sim->searches++;
+    dem_timer_stop(t, DEM_T_SEARCH);
+  }
+  dem_timer_start(t, DEM_T_FORCES);
+  TRY(dem_engine_forces(sim->engine), "contact forces");
+  TRY(dem_engine_finish(sim->engine), "contact forces");
+  dem_timer_stop(t, DEM_T_FORCES);
+  dem_timer_start(t, DEM_T_BOUNDARIES);
+  TRY(dem_engine_boundaries(sim->engine), "boundaries");
+  TRY(dem_engine_finish(sim->engine), "boundaries");
+  dem_timer_stop(t, DEM_T_BOUNDARIES);
+  dem_timer_start(t, DEM_T_EXTERNAL);
+  TRY(dem_engine_external(sim->engine), "external force");
+  TRY(dem_engine_finish(sim->engine), "external force");
+  dem_timer_stop(t, DEM_T_EXTERNAL);
+  dem_timer_stop(t, DEM_T_COMPUTE);
+  sim->step++;
+
+  /* 5: output and metrics */
+  dem_timer_start(t, DEM_T_OUTPUT);
+  if (dem_metrics_step(sim->metrics, sim, err, errlen)) return -1;
+  dem_timer_stop(t, DEM_T_OUTPUT);
+  return 0;
+}
