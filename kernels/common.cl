@@ -1,0 +1,71 @@
+/* Shared definitions of the DEM kernels. The files of this folder are concatenated, in the
+ * order listed in CMakeLists.txt, into one OpenCL C 1.2 program. Every kernel runs one
+ * work-item per owned particle i (global size rounded up to the work-group size, so each kernel
+ * checks i < n); ghosts [n, n + n_ghost) are read only. Double precision throughout and no FMA
+ * contraction, so that the results match the plain-C reference (solver/physics_ref.c), which
+ * performs the same operations in the same order.
+ *
+ * DEM_MAX_NEIGHBORS (slots per particle) is given at build time with -D. */
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef DEM_MAX_NEIGHBORS
+#error "DEM_MAX_NEIGHBORS must be defined at build time (-D)"
+#endif
+
+/* Layout of the parameter buffer (__constant double prm[]); mirrored by solver/device.c. */
+#define DEM_P_DT 0      /* s */
+#define DEM_P_GRAVITY 1 /* m/s^2, 3 values */
+#define DEM_P_LO 4      /* m, box lower corner, 3 values */
+#define DEM_P_HI 7      /* m, box upper corner, 3 values */
+#define DEM_P_SKIN 10   /* m */
+#define DEM_P_ESTAR 11  /* Pa */
+#define DEM_P_GSTAR 12  /* Pa */
+#define DEM_P_DAMPN 13  /* - */
+#define DEM_P_DAMPT 14  /* - */
+#define DEM_P_MU 15     /* - */
+#define DEM_P_MASSF 16  /* kg/m^3, density * 4/3 pi */
+
+/* Layout of the step counters buffer (uint[4]); mirrored by solver/device.c. */
+#define DEM_C_DISP 0     /* float bits of max |v| dt over the last kick-drift (atomic_max) */
+#define DEM_C_CONTACTS 1 /* particle slots in contact, summed over force evaluations */
+#define DEM_C_WALL_CONTACTS 2 /* wall slots in contact, likewise */
+
+/* Layout of the search status buffer (int[4]); mirrored by solver/device.c. */
+#define DEM_S_OVERFLOW 0 /* set to 1 by the first particle with too many partners */
+#define DEM_S_GID 1      /* that particle's global id */
+#define DEM_S_COUNT 2    /* and its number of partners */
+#define DEM_S_PAIRS 3    /* slots written */
+#define DEM_S_WALLS 4    /* of which wall slots */
+
+inline double dem_mass(__constant const double *prm, double r)
+{
+  return prm[DEM_P_MASSF] * r * r * r;
+}
+
+/* distance (m) from x to the plane of wall w, positive inside the box */
+inline double dem_wall_distance(__constant const double *prm, double x, int w)
+{
+  int a = w / 2;
+  return (w & 1) ? prm[DEM_P_HI + a] - x : x - prm[DEM_P_LO + a];
+}
+
+/* adds the particle and wall contacts of the work-group to counters[] with one global atomic
+ * each per group (a global atomic per work-item would serialise a CPU device); every work-item
+ * of the group must call it (barriers). acc: 2 local uints. */
+inline void dem_group_count(__local uint *acc, uint pair_contacts, uint wall_contacts,
+                            volatile __global uint *counters)
+{
+  if (get_local_id(0) == 0) {
+    acc[0] = 0;
+    acc[1] = 0;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (pair_contacts) atomic_add(&acc[0], pair_contacts);
+  if (wall_contacts) atomic_add(&acc[1], wall_contacts);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0) {
+    if (acc[0]) atomic_add(&counters[DEM_C_CONTACTS], acc[0]);
+    if (acc[1]) atomic_add(&counters[DEM_C_WALL_CONTACTS], acc[1]);
+  }
+}

@@ -1,0 +1,51 @@
+/* Contact history and the search kernel. A work-item rebuilds the slots of its own particle
+ * only: the new partner list (search.cl) and the springs of partners already listed (matched
+ * by gid; both lists are gid-sorted, so one merge walk) are assembled in private memory, then
+ * written over the old slots. No per-particle scratch arrays are needed. A particle with more
+ * partners than slots is reported through status[] (the host turns it into an error). */
+
+/* spring (m, 3 per slot) of each new partner: the old one when gid is still listed, else 0 */
+inline void dem_history_carry(int i, __global const int *nbr_count, __global const int *nbr_gid,
+                              __global const double *spring, const int *gid, int used, double *nspring)
+{
+  const int base = i * DEM_MAX_NEIGHBORS;
+  const int old_count = nbr_count[i];
+  int m = 0;
+  for (int k = 0; k < used; ++k) {
+    while (m < old_count && nbr_gid[base + m] < gid[k]) m++;
+    int keep = m < old_count && nbr_gid[base + m] == gid[k];
+    for (int c = 0; c < 3; ++c) nspring[3 * k + c] = keep ? spring[3 * (base + m) + c] : 0.0;
+  }
+}
+
+__kernel void dem_search(int n, __constant const double *prm, __global const double *pos,
+                         __global const double *radius, __global const int *id,
+                         __global const int *cell_start, __global const int *cell_sorted, uint mask,
+                         double ox, double oy, double oz, double h, __global int *nbr_count,
+                         __global int *nbr_index, __global int *nbr_gid, __global double *spring,
+                         volatile __global int *status)
+{
+  int i = get_global_id(0);
+  if (i >= n) return;
+  int gid[DEM_MAX_NEIGHBORS], idx[DEM_MAX_NEIGHBORS];
+  double nspring[3 * DEM_MAX_NEIGHBORS];
+  int count = dem_search_collect(i, prm, pos, radius, id, cell_start, cell_sorted, mask, ox, oy, oz, h, gid, idx);
+  if (count > DEM_MAX_NEIGHBORS && atomic_cmpxchg(&status[DEM_S_OVERFLOW], 0, 1) == 0) {
+    status[DEM_S_GID] = id[i];
+    status[DEM_S_COUNT] = count;
+  }
+  int used = count < DEM_MAX_NEIGHBORS ? count : DEM_MAX_NEIGHBORS;
+  dem_history_carry(i, nbr_count, nbr_gid, spring, gid, used, nspring);
+  const int base = i * DEM_MAX_NEIGHBORS;
+  for (int k = 0; k < used; ++k) {
+    nbr_gid[base + k] = gid[k];
+    nbr_index[base + k] = idx[k];
+    for (int c = 0; c < 3; ++c) spring[3 * (base + k) + c] = nspring[3 * k + c];
+  }
+  nbr_count[i] = used;
+  int walls = 0;
+  for (int k = 0; k < used; ++k) walls += gid[k] < 0;
+  /* one global atomic per particle: the search runs rarely */
+  atomic_add(&status[DEM_S_PAIRS], used);
+  if (walls) atomic_add(&status[DEM_S_WALLS], walls);
+}

@@ -1,0 +1,429 @@
+/* OpenCL host code (see device.h). Design notes:
+ * - Buffers use CL_MEM_USE_HOST_PTR over the particle store's page-aligned arrays: PoCL runs
+ *   the kernels in place, a GPU driver keeps a device copy. Host and device copies are made
+ *   consistent only by explicit blocking reads/writes of the same host range (the spec allows
+ *   this for USE_HOST_PTR buffers once the in-order queue has drained).
+ * - One in-order queue, no events: the per-step host syncs are the kick-drift's tiny read of the
+ *   step counters (displacement for the search test, contact counts for the cost model) and
+ *   the search status.
+ * - The work-group size is fixed at build time of the launch (64, or the device maximum if
+ *   smaller) because three kernels reduce in local memory; the global size is rounded up and
+ *   every kernel checks i < n. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include "device.h"
+
+#include <CL/cl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "grid.h"
+#include "particles.h"
+
+extern const char dem_kernel_source[];
+extern const size_t dem_kernel_source_len;
+
+enum { B_ID, B_POS, B_VEL, B_OMEGA, B_FORCE, B_TORQUE, B_RADIUS, B_NBR_COUNT, B_NBR_INDEX, B_NBR_GID,
+       B_SPRING, B_COUNT };
+
+/* per-particle buffers: the store field they wrap, bytes per particle, engine field flag */
+static const struct {
+  size_t offset;
+  size_t bytes;
+  unsigned flag;
+  const char *name;
+} dem_bufs[B_COUNT] = {
+  {offsetof(dem_particles_t, id), sizeof(dem_gid_t), DEM_F_ID, "id"},
+  {offsetof(dem_particles_t, pos), 3 * sizeof(double), DEM_F_POS, "pos"},
+  {offsetof(dem_particles_t, vel), 3 * sizeof(double), DEM_F_VEL, "vel"},
+  {offsetof(dem_particles_t, omega), 3 * sizeof(double), DEM_F_OMEGA, "omega"},
+  {offsetof(dem_particles_t, force), 3 * sizeof(double), DEM_F_FORCE, "force"},
+  {offsetof(dem_particles_t, torque), 3 * sizeof(double), DEM_F_TORQUE, "torque"},
+  {offsetof(dem_particles_t, radius), sizeof(double), DEM_F_RADIUS, "radius"},
+  {offsetof(dem_particles_t, nbr_count), sizeof(int32_t), DEM_F_SLOTS, "nbr_count"},
+  {offsetof(dem_particles_t, nbr_index), DEM_MAX_NEIGHBORS * sizeof(int32_t), DEM_F_SLOTS, "nbr_index"},
+  {offsetof(dem_particles_t, nbr_gid), DEM_MAX_NEIGHBORS * sizeof(dem_gid_t), DEM_F_SLOTS, "nbr_gid"},
+  {offsetof(dem_particles_t, spring), 3 * DEM_MAX_NEIGHBORS * sizeof(double), DEM_F_SLOTS, "spring"},
+};
+
+enum { K_SEARCH, K_FORCES, K_BOUNDARIES, K_EXTERNAL, K_FORCES_ALL, K_KICK_DRIFT, K_KICK, K_COUNT };
+static const char *dem_kernel_names[K_COUNT] = {"dem_search", "dem_forces", "dem_boundaries", "dem_external",
+                                                "dem_forces_all", "dem_kick_drift", "dem_kick"};
+
+struct dem_device {
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context ctx;
+  cl_command_queue queue;
+  cl_program program;
+  cl_kernel kernels[K_COUNT];
+  cl_mem bufs[B_COUNT];
+  cl_mem params;      /* DEM_DEVICE_P_COUNT doubles */
+  cl_mem counters;    /* 4 uints, see DEM_C_* in common.cl */
+  cl_mem status;      /* 8 ints, see DEM_S_* in common.cl */
+  cl_mem cell_start, cell_sorted;
+  const int32_t *cell_start_host, *cell_sorted_host; /* what the grid buffers wrap */
+  size_t cell_start_len, cell_sorted_len;             /* entries */
+  dem_particles_t *p;
+  size_t bound_cap;
+  size_t local;       /* work-group size */
+  char name[256];
+  char err[1024];
+};
+
+static int dem_device_fail(dem_device_t *d, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->err, sizeof(d->err), fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+#define DEM_CL(d, call)                                                                 \
+  do {                                                                                  \
+    cl_int rc_ = (call);                                                                \
+    if (rc_ != CL_SUCCESS) return dem_device_fail(d, "OpenCL error %d in %s (%s:%d)", (int)rc_, #call, \
+                                                  __FILE__, __LINE__);                  \
+  } while (0)
+
+static void dem_release_mem(cl_mem *m)
+{
+  if (*m) clReleaseMemObject(*m);
+  *m = NULL;
+}
+
+static int dem_device_select(dem_device_t *d, int platform, int device, const char *type)
+{
+  cl_device_type want = CL_DEVICE_TYPE_ALL;
+  if (!type || strcmp(type, "any") == 0) want = CL_DEVICE_TYPE_ALL;
+  else if (strcmp(type, "cpu") == 0) want = CL_DEVICE_TYPE_CPU;
+  else if (strcmp(type, "gpu") == 0) want = CL_DEVICE_TYPE_GPU;
+  else return dem_device_fail(d, "OpenCL device type '%s': expected any, cpu or gpu", type);
+
+  cl_uint np = 0;
+  cl_int rc = clGetPlatformIDs(0, NULL, &np);
+  if (rc != CL_SUCCESS || np == 0) return dem_device_fail(d, "no OpenCL platform found (error %d)", (int)rc);
+  cl_platform_id plats[16];
+  if (np > 16) np = 16;
+  DEM_CL(d, clGetPlatformIDs(np, plats, NULL));
+  if (platform >= (int)np) return dem_device_fail(d, "OpenCL platform %d requested, %u available", platform, np);
+  for (cl_uint pi = 0; pi < np; ++pi) {
+    if (platform >= 0 && (int)pi != platform) continue;
+    cl_uint nd = 0;
+    rc = clGetDeviceIDs(plats[pi], want, 0, NULL, &nd);
+    if (rc == CL_DEVICE_NOT_FOUND || nd == 0) continue;
+    if (rc != CL_SUCCESS) return dem_device_fail(d, "clGetDeviceIDs on platform %u: error %d", pi, (int)rc);
+    cl_device_id devs[16];
+    if (nd > 16) nd = 16;
+    DEM_CL(d, clGetDeviceIDs(plats[pi], want, nd, devs, NULL));
+    if (device >= (int)nd)
+      return dem_device_fail(d, "OpenCL device %d requested on platform %u, %u of type %s available", device, pi,
+                             nd, type ? type : "any");
+    d->platform = plats[pi];
+    d->device = devs[device >= 0 ? device : 0];
+    return 0;
+  }
+  return dem_device_fail(d, "no OpenCL device of type %s%s", type ? type : "any",
+                         platform >= 0 ? " on the requested platform" : "");
+}
+
+static int dem_device_build(dem_device_t *d)
+{
+  cl_int rc;
+  const char *src = dem_kernel_source;
+  size_t len = dem_kernel_source_len;
+  d->program = clCreateProgramWithSource(d->ctx, 1, &src, &len, &rc);
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateProgramWithSource: error %d", (int)rc);
+  char opts[128];
+  snprintf(opts, sizeof(opts), "-DDEM_MAX_NEIGHBORS=%d", DEM_MAX_NEIGHBORS);
+  rc = clBuildProgram(d->program, 1, &d->device, opts, NULL, NULL);
+  if (rc != CL_SUCCESS) {
+    size_t log_len = 0;
+    clGetProgramBuildInfo(d->program, d->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_len);
+    char *log = malloc(log_len + 1);
+    if (log) {
+      log[0] = '\0';
+      clGetProgramBuildInfo(d->program, d->device, CL_PROGRAM_BUILD_LOG, log_len, log, NULL);
+      log[log_len] = '\0';
+      fprintf(stderr, "demsim: OpenCL build log for %s:\n%s\n", d->name, log);
+      free(log);
+    }
+    return dem_device_fail(d, "building the OpenCL kernels for %s failed (error %d); build log on stderr",
+                           d->name, (int)rc);
+  }
+  for (int k = 0; k < K_COUNT; ++k) {
+    d->kernels[k] = clCreateKernel(d->program, dem_kernel_names[k], &rc);
+    if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateKernel(%s): error %d", dem_kernel_names[k], (int)rc);
+  }
+  return 0;
+}
+
+static int dem_device_setup(dem_device_t *d, int platform, int device, const char *type)
+{
+  if (dem_device_select(d, platform, device, type) != 0) return -1;
+  char dev_name[200] = "", plat_name[200] = "";
+  DEM_CL(d, clGetDeviceInfo(d->device, CL_DEVICE_NAME, sizeof(dev_name) - 1, dev_name, NULL));
+  DEM_CL(d, clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof(plat_name) - 1, plat_name, NULL));
+  snprintf(d->name, sizeof(d->name), "%s (%s)", dev_name, plat_name);
+  size_t ext_len = 0;
+  DEM_CL(d, clGetDeviceInfo(d->device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len));
+  char *exts = malloc(ext_len + 1);
+  if (!exts) return dem_device_fail(d, "out of memory");
+  cl_int rc = clGetDeviceInfo(d->device, CL_DEVICE_EXTENSIONS, ext_len, exts, NULL);
+  exts[ext_len] = '\0';
+  int fp64 = rc == CL_SUCCESS && strstr(exts, "cl_khr_fp64") != NULL;
+  free(exts);
+  if (!fp64) return dem_device_fail(d, "OpenCL device %s lacks cl_khr_fp64 (double precision)", d->name);
+  size_t max_wg = 0;
+  DEM_CL(d, clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL));
+  d->local = max_wg < 64 ? max_wg : 64;
+  if (d->local == 0) d->local = 1;
+
+  d->ctx = clCreateContext(NULL, 1, &d->device, NULL, NULL, &rc);
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateContext on %s: error %d", d->name, (int)rc);
+  d->queue = clCreateCommandQueue(d->ctx, d->device, 0, &rc);
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateCommandQueue on %s: error %d", d->name, (int)rc);
+  if (dem_device_build(d) != 0) return -1;
+
+  d->params = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, DEM_DEVICE_P_COUNT * sizeof(double), NULL, &rc);
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(params): error %d", (int)rc);
+  d->counters = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 4 * sizeof(cl_uint), NULL, &rc);
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(counters): error %d", (int)rc);
+  d->status = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 8 * sizeof(cl_int), NULL, &rc);
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(status): error %d", (int)rc);
+  cl_uint zero = 0;
+  DEM_CL(d, clEnqueueFillBuffer(d->queue, d->counters, &zero, sizeof(zero), 0, 4 * sizeof(cl_uint), 0, NULL, NULL));
+  return 0;
+}
+
+dem_device_t *dem_device_create(int platform, int device, const char *type, char *err, size_t errlen)
+{
+  dem_device_t *d = calloc(1, sizeof(*d));
+  if (!d) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  if (dem_device_setup(d, platform, device, type) != 0) {
+    snprintf(err, errlen, "%s", d->err);
+    dem_device_destroy(&d);
+    return NULL;
+  }
+  return d;
+}
+
+void dem_device_destroy(dem_device_t **dp)
+{
+  if (!dp || !*dp) return;
+  dem_device_t *d = *dp;
+  if (d->queue) clFinish(d->queue);
+  for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
+  dem_release_mem(&d->params);
+  dem_release_mem(&d->counters);
+  dem_release_mem(&d->status);
+  dem_release_mem(&d->cell_start);
+  dem_release_mem(&d->cell_sorted);
+  for (int k = 0; k < K_COUNT; ++k)
+    if (d->kernels[k]) clReleaseKernel(d->kernels[k]);
+  if (d->program) clReleaseProgram(d->program);
+  if (d->queue) clReleaseCommandQueue(d->queue);
+  if (d->ctx) clReleaseContext(d->ctx);
+  free(d);
+  *dp = NULL;
+}
+
+const char *dem_device_name(const dem_device_t *d) { return d->name; }
+const char *dem_device_error(const dem_device_t *d) { return d->err; }
+
+static void *dem_store_array(const dem_particles_t *p, int b)
+{
+  return *(void *const *)((const char *)p + dem_bufs[b].offset);
+}
+
+int dem_device_bind(dem_device_t *d, dem_particles_t *p)
+{
+  DEM_CL(d, clFinish(d->queue));
+  for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
+  d->p = p;
+  d->bound_cap = p->cap;
+  for (int b = 0; b < B_COUNT; ++b) {
+    cl_int rc;
+    d->bufs[b] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, p->cap * dem_bufs[b].bytes,
+                                dem_store_array(p, b), &rc);
+    if (rc != CL_SUCCESS)
+      return dem_device_fail(d, "clCreateBuffer(%s, %zu particles) on %s: error %d", dem_bufs[b].name, p->cap,
+                             d->name, (int)rc);
+  }
+  return 0;
+}
+
+int dem_device_set_params(dem_device_t *d, const double *prm)
+{
+  DEM_CL(d, clEnqueueWriteBuffer(d->queue, d->params, CL_TRUE, 0, DEM_DEVICE_P_COUNT * sizeof(double), prm, 0,
+                                 NULL, NULL));
+  return 0;
+}
+
+static int dem_device_copy(dem_device_t *d, int to_host, unsigned fields, size_t first, size_t count, double *bytes)
+{
+  *bytes = 0.0;
+  if (count == 0) return 0;
+  if (first + count > d->bound_cap)
+    return dem_device_fail(d, "copy of particles [%zu, %zu) beyond the %zu bound on the device", first,
+                           first + count, d->bound_cap);
+  for (int b = 0; b < B_COUNT; ++b) {
+    if (!(fields & dem_bufs[b].flag)) continue;
+    size_t off = first * dem_bufs[b].bytes, len = count * dem_bufs[b].bytes;
+    char *host = (char *)dem_store_array(d->p, b) + off;
+    if (to_host) DEM_CL(d, clEnqueueReadBuffer(d->queue, d->bufs[b], CL_TRUE, off, len, host, 0, NULL, NULL));
+    else DEM_CL(d, clEnqueueWriteBuffer(d->queue, d->bufs[b], CL_TRUE, off, len, host, 0, NULL, NULL));
+    *bytes += (double)len;
+  }
+  return 0;
+}
+
+int dem_device_read(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes)
+{
+  return dem_device_copy(d, 1, fields, first, count, bytes);
+}
+
+int dem_device_write(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes)
+{
+  return dem_device_copy(d, 0, fields, first, count, bytes);
+}
+
+/* sets kernel arguments from a list of (size, pointer) pairs */
+static int dem_device_args(dem_device_t *d, int k, int nargs, const size_t *sizes, const void *const *vals)
+{
+  for (int a = 0; a < nargs; ++a) {
+    cl_int rc = clSetKernelArg(d->kernels[k], (cl_uint)a, sizes[a], vals[a]);
+    if (rc != CL_SUCCESS)
+      return dem_device_fail(d, "clSetKernelArg(%s, %d): error %d", dem_kernel_names[k], a, (int)rc);
+  }
+  return 0;
+}
+
+static int dem_device_launch(dem_device_t *d, int k)
+{
+  size_t n = d->p->n;
+  if (n == 0) return 0;
+  size_t global = (n + d->local - 1) / d->local * d->local;
+  cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, NULL, &global, &d->local, 0, NULL, NULL);
+  if (rc != CL_SUCCESS)
+    return dem_device_fail(d, "launching %s over %zu particles on %s: error %d", dem_kernel_names[k], n, d->name,
+                           (int)rc);
+  return 0;
+}
+
+/* (re)wraps one grid array when the grid reallocated it, then copies its contents */
+static int dem_device_grid_array(dem_device_t *d, cl_mem *buf, const int32_t **wrapped, size_t *wrapped_len,
+                                 const int32_t *host, size_t len, size_t cap, double *bytes)
+{
+  if (*buf == NULL || *wrapped != host || *wrapped_len != cap) {
+    dem_release_mem(buf);
+    cl_int rc;
+    *buf = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, cap * sizeof(int32_t), (void *)host, &rc);
+    if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(grid, %zu entries): error %d", cap, (int)rc);
+    *wrapped = host;
+    *wrapped_len = cap;
+  }
+  if (len)
+    DEM_CL(d, clEnqueueWriteBuffer(d->queue, *buf, CL_TRUE, 0, len * sizeof(int32_t), host, 0, NULL, NULL));
+  *bytes += (double)(len * sizeof(int32_t));
+  return 0;
+}
+
+int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_device_search_status_t *st)
+{
+  memset(st, 0, sizeof(*st));
+  *bytes = 0.0;
+  size_t sorted_cap = g->cap_sorted ? g->cap_sorted : 1;
+  if (dem_device_grid_array(d, &d->cell_start, &d->cell_start_host, &d->cell_start_len, g->cell_start,
+                            g->buckets + 1, g->cap_buckets + 1, bytes) != 0 ||
+      dem_device_grid_array(d, &d->cell_sorted, &d->cell_sorted_host, &d->cell_sorted_len, g->cell_sorted,
+                            g->n_total, sorted_cap, bytes) != 0)
+    return -1;
+  cl_int zero = 0;
+  DEM_CL(d, clEnqueueFillBuffer(d->queue, d->status, &zero, sizeof(zero), 0, 8 * sizeof(cl_int), 0, NULL, NULL));
+  cl_int n = (cl_int)d->p->n;
+  cl_uint mask = g->mask;
+  cl_double ox = g->origin[0], oy = g->origin[1], oz = g->origin[2], h = g->h;
+  const size_t sizes[] = {sizeof(n), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
+                          sizeof(cl_mem), sizeof(mask), sizeof(ox), sizeof(oy), sizeof(oz), sizeof(h),
+                          sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+  const void *const vals[] = {&n, &d->params, &d->bufs[B_POS], &d->bufs[B_RADIUS], &d->bufs[B_ID],
+                              &d->cell_start, &d->cell_sorted, &mask, &ox, &oy, &oz, &h,
+                              &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX], &d->bufs[B_NBR_GID],
+                              &d->bufs[B_SPRING], &d->status};
+  if (dem_device_args(d, K_SEARCH, 17, sizes, vals) != 0 || dem_device_launch(d, K_SEARCH) != 0) return -1;
+  cl_int s[8];
+  DEM_CL(d, clEnqueueReadBuffer(d->queue, d->status, CL_TRUE, 0, sizeof(s), s, 0, NULL, NULL));
+  *bytes += sizeof(s);
+  st->overflow = s[0];
+  st->overflow_gid = s[1];
+  st->overflow_count = s[2];
+  st->pairs = s[3];
+  st->walls = s[4];
+  return 0;
+}
+
+int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
+{
+  cl_int n = (cl_int)d->p->n;
+  if (which == DEM_DEVICE_EXTERNAL) {
+    const size_t sizes[] = {sizeof(n), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+    const void *const vals[] = {&n, &d->params, &d->bufs[B_RADIUS], &d->bufs[B_FORCE]};
+    if (dem_device_args(d, K_EXTERNAL, 4, sizes, vals) != 0) return -1;
+    return dem_device_launch(d, K_EXTERNAL);
+  }
+  int k = which == DEM_DEVICE_FORCES ? K_FORCES : which == DEM_DEVICE_BOUNDARIES ? K_BOUNDARIES : K_FORCES_ALL;
+  const size_t m = sizeof(cl_mem);
+  const size_t sizes[] = {sizeof(n), m, m, m, m, m, m, m, m, m, m, m};
+  const void *const vals[] = {&n, &d->params, &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA],
+                              &d->bufs[B_RADIUS], &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX],
+                              &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE], &d->counters};
+  if (dem_device_args(d, k, 12, sizes, vals) != 0) return -1;
+  return dem_device_launch(d, k);
+}
+
+int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp, unsigned *contacts,
+                          unsigned *wall_contacts, double *bytes)
+{
+  cl_int n = (cl_int)d->p->n;
+  cl_double k = kick;
+  const size_t m = sizeof(cl_mem);
+  const size_t sizes[] = {sizeof(n), m, sizeof(k), m, m, m, m, m, m, m};
+  const void *const vals[] = {&n, &d->params, &k, &d->bufs[B_RADIUS], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
+                              &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA], &d->counters};
+  if (dem_device_args(d, K_KICK_DRIFT, 10, sizes, vals) != 0 || dem_device_launch(d, K_KICK_DRIFT) != 0) return -1;
+  cl_uint c[4];
+  DEM_CL(d, clEnqueueReadBuffer(d->queue, d->counters, CL_TRUE, 0, sizeof(c), c, 0, NULL, NULL));
+  cl_uint zero = 0;
+  DEM_CL(d, clEnqueueFillBuffer(d->queue, d->counters, &zero, sizeof(zero), 0, sizeof(c), 0, NULL, NULL));
+  float f;
+  memcpy(&f, &c[0], sizeof(f));
+  *max_disp = f;
+  *contacts = c[1];
+  *wall_contacts = c[2];
+  *bytes = sizeof(c);
+  return 0;
+}
+
+int dem_device_kick(dem_device_t *d)
+{
+  cl_int n = (cl_int)d->p->n;
+  const size_t m = sizeof(cl_mem);
+  const size_t sizes[] = {sizeof(n), m, m, m, m, m, m};
+  const void *const vals[] = {&n, &d->params, &d->bufs[B_RADIUS], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
+                              &d->bufs[B_VEL], &d->bufs[B_OMEGA]};
+  if (dem_device_args(d, K_KICK, 7, sizes, vals) != 0) return -1;
+  return dem_device_launch(d, K_KICK);
+}
+
+int dem_device_finish(dem_device_t *d)
+{
+  DEM_CL(d, clFinish(d->queue));
+  return 0;
+}

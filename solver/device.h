@@ -1,0 +1,66 @@
+/* The OpenCL device layer: the only code that sees CL/cl.h. It selects a platform and device,
+ * builds the kernels embedded from the kernels/ folder, wraps the particle store's arrays as
+ * buffers (CL_MEM_USE_HOST_PTR: zero copy on a CPU device such as PoCL, one device copy on a
+ * GPU), copies particle ranges, and launches the kernels. It knows nothing of the cost model:
+ * the engine (engine.c) charges the clock with what each call reports.
+ *
+ * Every function returns 0, or -1 with a message available from dem_device_error(). */
+#ifndef DEMSIM_SOLVER_DEVICE_H
+#define DEMSIM_SOLVER_DEVICE_H
+
+#include <stddef.h>
+
+struct dem_particles;
+struct dem_grid;
+
+typedef struct dem_device dem_device_t;
+
+/* Parameter vector passed to every kernel (layout: DEM_P_* in kernels/common.cl). */
+enum { DEM_DEVICE_P_DT = 0, DEM_DEVICE_P_GRAVITY = 1, DEM_DEVICE_P_LO = 4, DEM_DEVICE_P_HI = 7,
+       DEM_DEVICE_P_SKIN = 10, DEM_DEVICE_P_ESTAR = 11, DEM_DEVICE_P_GSTAR = 12, DEM_DEVICE_P_DAMPN = 13,
+       DEM_DEVICE_P_DAMPT = 14, DEM_DEVICE_P_MU = 15, DEM_DEVICE_P_MASSF = 16, DEM_DEVICE_P_COUNT = 17 };
+
+/* The force kernels: three separate ones, or all three fused in one pass (same results). */
+typedef enum { DEM_DEVICE_FORCES, DEM_DEVICE_BOUNDARIES, DEM_DEVICE_EXTERNAL, DEM_DEVICE_FORCES_ALL }
+  dem_device_force_kernel_t;
+
+/* Search outcome read back from the device. */
+typedef struct dem_device_search_status {
+  int overflow;       /* 1 when a particle has more partners than slots */
+  int overflow_gid;   /* the first such particle's global id */
+  int overflow_count; /* its partner count */
+  int pairs;          /* slots written */
+  int walls;          /* wall slots among them */
+} dem_device_search_status_t;
+
+/* platform / device: index, or -1 for the first one (of `type`: "any", "cpu" or "gpu") that
+ * exists. Returns NULL with a message in err on failure. */
+dem_device_t *dem_device_create(int platform, int device, const char *type, char *err, size_t errlen);
+void dem_device_destroy(dem_device_t **d);
+const char *dem_device_name(const dem_device_t *d);
+const char *dem_device_error(const dem_device_t *d);
+
+/* (Re)wraps the store's arrays (after creation or any reallocation). The buffers take the
+ * host contents. */
+int dem_device_bind(dem_device_t *d, struct dem_particles *p);
+/* Sets the parameter vector (DEM_DEVICE_P_COUNT doubles). */
+int dem_device_set_params(dem_device_t *d, const double *prm);
+
+/* Copies fields (DEM_F_* of engine.h) of particles [first, first + count) device -> host or
+ * host -> device (blocking). *bytes receives the amount copied. */
+int dem_device_read(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
+int dem_device_write(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
+
+/* Copies the grid to the device (*bytes: amount copied), runs the search + history kernel over
+ * the owned particles and reads back its status (blocking). */
+int dem_device_search(dem_device_t *d, const struct dem_grid *g, double *bytes, dem_device_search_status_t *st);
+int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which);
+/* Runs kick-drift, then reads (blocking) and resets the step counters: the step's largest
+ * |v| dt as float (m), and the particle and wall contacts counted by force kernels since the
+ * previous call. *bytes: amount read back. */
+int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp, unsigned *contacts,
+                          unsigned *wall_contacts, double *bytes);
+int dem_device_kick(dem_device_t *d);
+int dem_device_finish(dem_device_t *d);
+
+#endif

@@ -1,0 +1,333 @@
+/* The compute engine (see engine.h): dispatches each step to the OpenCL kernels (device.c) or
+ * to their plain-C references (physics_ref.c), and charges the clock with the work of every
+ * kernel and every host<->device copy.
+ *
+ * Design notes:
+ * - Binning for the search is done on the host for both backends (grid.c); with OpenCL the
+ *   owned positions are pulled first (the host already holds the ghosts' positions).
+ * - Search test: every kick-drift reports the step's largest |v| dt; their sum since the last
+ *   search bounds any particle's displacement, and a new search is due when it exceeds skin/2
+ *   (two particles closing in on each other then used up the skin at most). In a parallel run
+ *   the ghosts' displacements are known only to their owners: OR the answer across ranks.
+ * - Fusion: forces, boundaries and external, called in that order, run as one kernel on the
+ *   device (dem_forces_all: same additions in the same order, same bits). The first two calls
+ *   only record that they are pending; external launches the fused kernel. Any other call
+ *   first launches what is pending on its own, so a caller never sees the difference.
+ * - Contact counts for the cost model are counted on the device and read back with the next
+ *   kick-drift's counters: the OpenCL backend reports the previous step's contacts. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "device.h"
+#include "grid.h"
+#include "params.h"
+#include "particles.h"
+#include "physics_ref.h"
+
+enum { DEM_PENDING_FORCES = 1, DEM_PENDING_BOUNDARIES = 2 };
+
+struct dem_engine {
+  dem_backend_t backend;
+  dem_params_t prm;
+  dem_particles_t *p;
+  dem_grid_t *grid;
+  dem_device_t *dev;          /* NULL for the reference backend */
+  int search_due;             /* 1 until the first search, and after resize / owned positions pushed */
+  double disp;                /* m, sum of per-step max |v| dt since the last search */
+  double pairs, walls;        /* slots from the last search, of which wall slots */
+  double contacts, wall_contacts; /* contacts counted by the last force evaluation */
+  unsigned pending;           /* DEM_PENDING_* not yet launched (OpenCL) */
+  dem_engine_work_t last;
+  char name[256];
+  char err[1024];
+};
+
+static int dem_engine_fail(dem_engine_t *e, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->err, sizeof(e->err), fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static int dem_engine_device_fail(dem_engine_t *e, const char *what)
+{
+  return dem_engine_fail(e, "%s: %s", what, dem_device_error(e->dev));
+}
+
+static int dem_engine_charge(dem_engine_t *e, dem_work_kind_t kind, double particles, double pairs, double contacts,
+                             double bytes)
+{
+  dem_work_t w = {.kind = kind, .particles = particles, .pairs = pairs, .contacts = contacts, .bytes = bytes};
+  if (dem_clock_charge(&w) != 0)
+    return dem_engine_fail(e, "the clock rejected a charge of %s work", dem_clock_kind_name(kind));
+  return 0;
+}
+
+static void dem_engine_pack_params(const dem_params_t *prm, double *v)
+{
+  v[DEM_DEVICE_P_DT] = prm->dt;
+  for (int c = 0; c < 3; ++c) {
+    v[DEM_DEVICE_P_GRAVITY + c] = prm->gravity[c];
+    v[DEM_DEVICE_P_LO + c] = prm->box_lo[c];
+    v[DEM_DEVICE_P_HI + c] = prm->box_hi[c];
+  }
+  v[DEM_DEVICE_P_SKIN] = prm->skin;
+  v[DEM_DEVICE_P_ESTAR] = prm->e_star;
+  v[DEM_DEVICE_P_GSTAR] = prm->g_star;
+  v[DEM_DEVICE_P_DAMPN] = prm->damp_n;
+  v[DEM_DEVICE_P_DAMPT] = prm->damp_t;
+  v[DEM_DEVICE_P_MU] = prm->mat.friction;
+  v[DEM_DEVICE_P_MASSF] = dem_ref_mass_factor(prm);
+}
+
+dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const dem_params_t *prm, dem_particles_t *p,
+                                char *err, size_t errlen)
+{
+  dem_engine_t *e = calloc(1, sizeof(*e));
+  if (!e) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  e->backend = opts->backend;
+  e->prm = *prm;
+  e->p = p;
+  e->search_due = 1;
+  e->grid = dem_grid_create();
+  if (!e->grid) {
+    snprintf(err, errlen, "out of memory");
+    dem_engine_destroy(&e);
+    return NULL;
+  }
+  if (e->backend == DEM_BACKEND_REF) {
+    snprintf(e->name, sizeof(e->name), "reference C");
+    return e;
+  }
+  e->dev = dem_device_create(opts->cl_platform, opts->cl_device, opts->cl_device_type, err, errlen);
+  if (!e->dev) {
+    dem_engine_destroy(&e);
+    return NULL;
+  }
+  snprintf(e->name, sizeof(e->name), "%s", dem_device_name(e->dev));
+  double v[DEM_DEVICE_P_COUNT];
+  dem_engine_pack_params(prm, v);
+  if (dem_device_set_params(e->dev, v) != 0 || dem_device_bind(e->dev, p) != 0) {
+    snprintf(err, errlen, "%s", dem_device_error(e->dev));
+    dem_engine_destroy(&e);
+    return NULL;
+  }
+  return e;
+}
+
+void dem_engine_destroy(dem_engine_t **ep)
+{
+  if (!ep || !*ep) return;
+  dem_device_destroy(&(*ep)->dev);
+  dem_grid_destroy(&(*ep)->grid);
+  free(*ep);
+  *ep = NULL;
+}
+
+const char *dem_engine_error(const dem_engine_t *e) { return e->err; }
+const char *dem_engine_device_name(const dem_engine_t *e) { return e->name; }
+dem_engine_work_t dem_engine_last_work(const dem_engine_t *e) { return e->last; }
+
+/* launches the force kernels recorded as pending, each on its own */
+static int dem_engine_flush(dem_engine_t *e)
+{
+  unsigned pending = e->pending;
+  e->pending = 0;
+  if ((pending & DEM_PENDING_FORCES) && dem_device_forces(e->dev, DEM_DEVICE_FORCES) != 0)
+    return dem_engine_device_fail(e, "forces");
+  if ((pending & DEM_PENDING_FORCES) &&
+      dem_engine_charge(e, DEM_WORK_FORCES, (double)e->p->n, e->pairs - e->walls, e->contacts, 0.0) != 0)
+    return -1;
+  if ((pending & DEM_PENDING_BOUNDARIES) && dem_device_forces(e->dev, DEM_DEVICE_BOUNDARIES) != 0)
+    return dem_engine_device_fail(e, "boundaries");
+  if ((pending & DEM_PENDING_BOUNDARIES) &&
+      dem_engine_charge(e, DEM_WORK_BOUNDARIES, (double)e->p->n, e->walls, e->wall_contacts, 0.0) != 0)
+    return -1;
+  return 0;
+}
+
+static int dem_engine_copy(dem_engine_t *e, int to_host, unsigned fields, size_t first, size_t count)
+{
+  if (e->backend == DEM_BACKEND_REF) return 0; /* the host arrays are the only copy */
+  if (first + count > e->p->cap)
+    return dem_engine_fail(e, "%s of particles [%zu, %zu): the store holds %zu", to_host ? "pull" : "push", first,
+                           first + count, e->p->cap);
+  if (dem_engine_flush(e) != 0) return -1;
+  double bytes = 0.0;
+  int rc = to_host ? dem_device_read(e->dev, fields, first, count, &bytes)
+                   : dem_device_write(e->dev, fields, first, count, &bytes);
+  if (rc != 0) return dem_engine_device_fail(e, to_host ? "pull" : "push");
+  return dem_engine_charge(e, to_host ? DEM_WORK_COPY_D2H : DEM_WORK_COPY_H2D, (double)count, 0.0, 0.0, bytes);
+}
+
+int dem_engine_pull(dem_engine_t *e, unsigned fields, size_t first, size_t count)
+{
+  return dem_engine_copy(e, 1, fields, first, count);
+}
+
+int dem_engine_push(dem_engine_t *e, unsigned fields, size_t first, size_t count)
+{
+  /* owned particles moved by the host (generation, migration): the neighbour lists are stale */
+  if ((fields & (DEM_F_POS | DEM_F_RADIUS | DEM_F_SLOTS)) && first < e->p->n && count > 0) e->search_due = 1;
+  return dem_engine_copy(e, 0, fields, first, count);
+}
+
+int dem_engine_resize(dem_engine_t *e)
+{
+  e->search_due = 1; /* ghost indices changed */
+  if (e->backend == DEM_BACKEND_REF) return 0;
+  e->pending = 0;
+  if (dem_device_bind(e->dev, e->p) != 0) return dem_engine_device_fail(e, "resize");
+  return 0;
+}
+
+int dem_engine_kick_drift(dem_engine_t *e, double kick)
+{
+  dem_particles_t *p = e->p;
+  e->last = (dem_engine_work_t){.particles = (double)p->n};
+  if (e->backend == DEM_BACKEND_REF) {
+    e->disp += dem_ref_displacement_bound((float)dem_ref_kick_drift(p, &e->prm, kick));
+    return dem_engine_charge(e, DEM_WORK_INTEGRATE, (double)p->n, 0.0, 0.0, 0.0);
+  }
+  if (dem_engine_flush(e) != 0) return -1;
+  float disp = 0.0f;
+  unsigned contacts = 0, walls = 0;
+  double bytes = 0.0;
+  if (dem_device_kick_drift(e->dev, kick, &disp, &contacts, &walls, &bytes) != 0)
+    return dem_engine_device_fail(e, "kick-drift");
+  e->disp += dem_ref_displacement_bound(disp);
+  e->contacts = contacts;
+  e->wall_contacts = walls;
+  if (dem_engine_charge(e, DEM_WORK_INTEGRATE, (double)p->n, 0.0, 0.0, 0.0) != 0) return -1;
+  return dem_engine_charge(e, DEM_WORK_COPY_D2H, 0.0, 0.0, 0.0, bytes);
+}
+
+int dem_engine_kick(dem_engine_t *e)
+{
+  e->last = (dem_engine_work_t){.particles = (double)e->p->n};
+  if (e->backend == DEM_BACKEND_REF) dem_ref_kick(e->p, &e->prm);
+  else if (dem_engine_flush(e) != 0) return -1;
+  else if (dem_device_kick(e->dev) != 0) return dem_engine_device_fail(e, "kick");
+  return dem_engine_charge(e, DEM_WORK_INTEGRATE, (double)e->p->n, 0.0, 0.0, 0.0);
+}
+
+int dem_engine_needs_search(const dem_engine_t *e)
+{
+  return e->search_due || e->disp > 0.5 * e->prm.skin;
+}
+
+int dem_engine_search(dem_engine_t *e)
+{
+  dem_particles_t *p = e->p;
+  const size_t total = p->n + p->n_ghost;
+  if (e->backend == DEM_BACKEND_OPENCL && dem_engine_pull(e, DEM_F_POS, 0, p->n) != 0) return -1;
+
+  double r_max = 0.0;
+  for (size_t i = 0; i < total; ++i)
+    if (p->radius[i] > r_max) r_max = p->radius[i];
+  double h = 2.0 * r_max + e->prm.skin;
+  if (!(h > 0.0)) return dem_engine_fail(e, "search: cell size %g m (max radius %g m, skin %g m) must be > 0", h,
+                                         r_max, e->prm.skin);
+  if (dem_grid_build(e->grid, p->pos, total, h, e->prm.box_lo) != 0)
+    return dem_engine_fail(e, "search: binning %zu particles failed (out of memory or too many)", total);
+  if (dem_engine_charge(e, DEM_WORK_BINNING, (double)total, 0.0, 0.0, 0.0) != 0) return -1;
+
+  int overflow, overflow_gid, overflow_count;
+  if (e->backend == DEM_BACKEND_REF) {
+    dem_search_result_t r = dem_ref_search(p, &e->prm, e->grid);
+    overflow = r.overflow;
+    overflow_gid = r.overflow_gid;
+    overflow_count = r.overflow_count;
+    e->pairs = r.pairs;
+    e->walls = r.walls;
+  } else {
+    double bytes = 0.0;
+    dem_device_search_status_t st;
+    if (dem_device_search(e->dev, e->grid, &bytes, &st) != 0) return dem_engine_device_fail(e, "search");
+    if (dem_engine_charge(e, DEM_WORK_COPY_H2D, (double)total, 0.0, 0.0, bytes) != 0) return -1;
+    overflow = st.overflow;
+    overflow_gid = st.overflow_gid;
+    overflow_count = st.overflow_count;
+    e->pairs = st.pairs;
+    e->walls = st.walls;
+  }
+  e->last = (dem_engine_work_t){.particles = (double)p->n, .pairs = e->pairs};
+  if (dem_engine_charge(e, DEM_WORK_SEARCH, (double)p->n, e->pairs, 0.0, 0.0) != 0) return -1;
+  if (overflow)
+    return dem_engine_fail(e,
+                           "search: particle %d has %d partners within the search cutoff (r_i + r_j + skin), "
+                           "more than the %d neighbour slots (DEM_MAX_NEIGHBORS; build with a larger "
+                           "DEMSIM_MAX_NEIGHBORS or use a smaller skin)",
+                           overflow_gid, overflow_count, DEM_MAX_NEIGHBORS);
+  e->search_due = 0;
+  e->disp = 0.0;
+  return 0;
+}
+
+int dem_engine_forces(dem_engine_t *e)
+{
+  if (e->backend == DEM_BACKEND_REF) {
+    dem_force_result_t r = dem_ref_forces(e->p, &e->prm);
+    e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = r.pairs, .contacts = r.contacts};
+    return dem_engine_charge(e, DEM_WORK_FORCES, (double)e->p->n, r.pairs, r.contacts, 0.0);
+  }
+  if (dem_engine_flush(e) != 0) return -1;
+  e->pending = DEM_PENDING_FORCES;
+  e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = e->pairs - e->walls, .contacts = e->contacts};
+  return 0;
+}
+
+int dem_engine_boundaries(dem_engine_t *e)
+{
+  if (e->backend == DEM_BACKEND_REF) {
+    dem_force_result_t r = dem_ref_boundaries(e->p, &e->prm);
+    e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = r.pairs, .contacts = r.contacts};
+    return dem_engine_charge(e, DEM_WORK_BOUNDARIES, (double)e->p->n, r.pairs, r.contacts, 0.0);
+  }
+  e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = e->walls, .contacts = e->wall_contacts};
+  if (e->pending == DEM_PENDING_FORCES) {
+    e->pending |= DEM_PENDING_BOUNDARIES;
+    return 0;
+  }
+  if (dem_engine_flush(e) != 0) return -1;
+  e->pending = DEM_PENDING_BOUNDARIES;
+  return dem_engine_flush(e);
+}
+
+int dem_engine_external(dem_engine_t *e)
+{
+  const double n = (double)e->p->n;
+  if (e->backend == DEM_BACKEND_REF) {
+    dem_ref_external(e->p, &e->prm);
+  } else if (e->pending == (DEM_PENDING_FORCES | DEM_PENDING_BOUNDARIES)) {
+    e->pending = 0;
+    if (dem_device_forces(e->dev, DEM_DEVICE_FORCES_ALL) != 0) return dem_engine_device_fail(e, "forces");
+    if (dem_engine_charge(e, DEM_WORK_FORCES, n, e->pairs - e->walls, e->contacts, 0.0) != 0 ||
+        dem_engine_charge(e, DEM_WORK_BOUNDARIES, n, e->walls, e->wall_contacts, 0.0) != 0)
+      return -1;
+  } else {
+    if (dem_engine_flush(e) != 0) return -1;
+    if (dem_device_forces(e->dev, DEM_DEVICE_EXTERNAL) != 0) return dem_engine_device_fail(e, "external");
+  }
+  e->last = (dem_engine_work_t){.particles = n};
+  return dem_engine_charge(e, DEM_WORK_EXTERNAL, n, 0.0, 0.0, 0.0);
+}
+
+int dem_engine_finish(dem_engine_t *e)
+{
+  if (e->backend == DEM_BACKEND_REF) return 0;
+  if (dem_engine_flush(e) != 0) return -1;
+  if (dem_device_finish(e->dev) != 0) return dem_engine_device_fail(e, "finish");
+  return 0;
+}

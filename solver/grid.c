@@ -1,0 +1,72 @@
+/* Cell hashing and counting sort (see grid.h). */
+#include "grid.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEM_PAGE 4096
+
+dem_grid_t *dem_grid_create(void)
+{
+  return calloc(1, sizeof(dem_grid_t));
+}
+
+void dem_grid_destroy(dem_grid_t **g)
+{
+  if (!g || !*g) return;
+  free((*g)->cell_start);
+  free((*g)->cell_sorted);
+  free(*g);
+  *g = NULL;
+}
+
+static int dem_grid_grow(int32_t **arr, size_t *cap, size_t want)
+{
+  if (want <= *cap && *arr) return 0;
+  void *p = NULL;
+  size_t bytes = (want ? want : 1) * sizeof(int32_t);
+  if (posix_memalign(&p, DEM_PAGE, bytes) != 0) return -1;
+  free(*arr);
+  *arr = p;
+  *cap = want;
+  return 0;
+}
+
+static uint32_t dem_grid_bucket(const dem_grid_t *g, const double *x)
+{
+  return dem_grid_hash(dem_grid_coord(x[0], g->origin[0], g->h), dem_grid_coord(x[1], g->origin[1], g->h),
+                       dem_grid_coord(x[2], g->origin[2], g->h), g->mask);
+}
+
+int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, const double origin[3])
+{
+  if (n_total > (size_t)INT32_MAX / 2) return -1;
+  size_t buckets = 64;
+  while (buckets < 2 * n_total) buckets *= 2;
+  /* keep the table when it is already big enough and not oversized: the OpenCL buffers wrap it */
+  if (g->cell_start && g->cap_buckets >= buckets && g->cap_buckets <= 4 * buckets) buckets = g->cap_buckets;
+  else if (g->cap_buckets != buckets || !g->cell_start) {
+    free(g->cell_start);
+    g->cell_start = NULL;
+    g->cap_buckets = 0;
+    size_t cap = 0;
+    if (dem_grid_grow(&g->cell_start, &cap, buckets + 1) != 0) return -1;
+    g->cap_buckets = buckets;
+  }
+  if (dem_grid_grow(&g->cell_sorted, &g->cap_sorted, n_total) != 0) return -1;
+  g->buckets = buckets;
+  g->mask = (uint32_t)(buckets - 1);
+  g->h = h;
+  g->n_total = n_total;
+  memcpy(g->origin, origin, sizeof(g->origin));
+
+  int32_t *start = g->cell_start;
+  memset(start, 0, (buckets + 1) * sizeof(int32_t));
+  for (size_t i = 0; i < n_total; ++i) start[dem_grid_bucket(g, pos + 3 * i) + 1]++;
+  for (size_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+  /* place: start[b] is used as the insertion cursor, then shifted back */
+  for (size_t i = 0; i < n_total; ++i) g->cell_sorted[start[dem_grid_bucket(g, pos + 3 * i)]++] = (int32_t)i;
+  for (size_t b = buckets; b > 0; --b) start[b] = start[b - 1];
+  start[0] = 0;
+  return 0;
+}
