@@ -1,5 +1,6 @@
 # Concatenates the OpenCL kernel files (FILES, in order) into one C char array, written to OUT.
 # Each file is preceded by a #line directive so that driver build logs name the right file.
+string(REPLACE "|" ";" FILES "${FILES}")
 set(text "")
 foreach(f IN LISTS FILES)
   file(READ "${f}" body)
@@ -10,7 +11,7 @@ endforeach()
 string(HEX "${text}" hex)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
 string(REGEX REPLACE "((0x..,){32})" "\\1\n" bytes "${bytes}")
-file(WRITE "${OUT}" "/* generated from kernels/*.cl by kernels/embed.cmake: do not edit */
+file(WRITE "${OUT}" "/* generated from the .cl files of kernels/ by kernels/embed.cmake: do not edit */
 #include <stddef.h>
 const char dem_kernel_source[] = {
 ${bytes}0x00};

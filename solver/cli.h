@@ -12,7 +12,6 @@ typedef enum { DEM_CMD_NONE, DEM_CMD_RUN, DEM_CMD_KEYS, DEM_CMD_HELP, DEM_CMD_VE
 typedef struct dem_cli {
   dem_command_t command;
   const char *scenario;              /* the scenario file */
-  const char *restart;               /* --restart FILE, or NULL */
   int n_sets;
   char sets[DEM_CLI_MAX_SETS][512];  /* key=value overrides, in order */
   int quiet;                         /* --quiet: no progress, no configuration echo */

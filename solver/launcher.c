@@ -20,31 +20,6 @@
 
 #define MAX_ARGS 512
 
-static int make_dirs(const char *path)
-{
-  char tmp[DEM_PATH_MAX];
-  snprintf(tmp, sizeof tmp, "%s", path);
-  for (char *p = tmp + 1; *p; p++)
-    if (*p == '/') {
-      *p = '\0';
-      if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
-      *p = '/';
-    }
-  return (mkdir(tmp, 0777) && errno != EEXIST) ? -1 : 0;
-}
-
-static void self_dir(char *buf, size_t len)
-{
-  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-  if (n <= 0) {
-    snprintf(buf, len, ".");
-    return;
-  }
-  buf[n] = '\0';
-  char *slash = strrchr(buf, '/');
-  if (slash) *slash = '\0';
-}
-
 static int run_and_wait(char **args, int dry_run)
 {
   if (dry_run) {
@@ -75,6 +50,31 @@ static int run_and_wait(char **args, int dry_run)
 }
 
 #ifdef DEMSIM_SMPI
+static int make_dirs(const char *path)
+{
+  char tmp[DEM_PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s", path);
+  for (char *p = tmp + 1; *p; p++)
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(tmp, 0777) && errno != EEXIST) return -1;
+      *p = '/';
+    }
+  return (mkdir(tmp, 0777) && errno != EEXIST) ? -1 : 0;
+}
+
+static void self_dir(char *buf, size_t len)
+{
+  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+  if (n <= 0) {
+    snprintf(buf, len, ".");
+    return;
+  }
+  buf[n] = '\0';
+  char *slash = strrchr(buf, '/');
+  if (slash) *slash = '\0';
+}
+
 int dem_launch_in_process(const dem_scenario_t *s) { (void)s; return 0; }
 
 int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)

@@ -29,6 +29,11 @@ int main(int argc, char **argv)
     fprintf(stderr, "demsim: %s\n", err);
     return 2;
   }
+  if (cli.dry_run) {
+    printf("demsim: %s is valid; effective configuration:\n", sc.file);
+    dem_scenario_print(&sc, stdout);
+    return 0;
+  }
 #ifndef DEMSIM_SMPI
   if (!dem_launch_in_process(&sc)) return dem_launch(argc, argv, &sc, &cli);
 #endif

@@ -1,0 +1,168 @@
+/* Bad input fails cleanly: each malformed or impossible scenario makes `demsim run` exit with
+ * status 2 and a message naming the file and the key, before anything runs. The program
+ * under test is the real `demsim` (path in argv[1]); this test is a plain program, not MPI. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *demsim = NULL;
+static char dir[256];
+
+static const char *base =
+  "name = \"t\";\n"
+  "problem = { box = 1.0; fill = 0.5; particles = 1000; diameter_ratio = 1.001; };\n"
+  "material = { youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; density = 2500.0; };\n"
+  "time = { dt = 1.0e-8; steps = 10; };\n"
+  "platform = { file = \"__PLATFORM__\"; hosts = [\"n1-cn6700-4\", \"n2-cn6700-4\"]; };\n";
+
+/* Writes `body` (with __PLATFORM__ replaced) to a file and runs demsim on it; returns the exit
+ * status and the combined output in out. */
+static int run_case(const char *name, const char *body, const char *extra, char *out, size_t outlen)
+{
+  char path[512], cmd[2048];
+  snprintf(path, sizeof path, "%s/%s.cfg", dir, name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  const char *mark = strstr(body, "__PLATFORM__");
+  if (mark) {
+    fwrite(body, 1, (size_t)(mark - body), f);
+    fprintf(f, "%s/platforms/openstack.xml", getenv("DEMSIM_SOURCE_DIR") ? getenv("DEMSIM_SOURCE_DIR") : DEMSIM_SOURCE_DIR);
+    fputs(mark + strlen("__PLATFORM__"), f);
+  } else {
+    fputs(body, f);
+  }
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s run %s --dry-run --quiet --out %s/out-%s %s 2>&1", demsim, path, dir, name, extra ? extra : "");
+  FILE *p = popen(cmd, "r");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  size_t n = fread(out, 1, outlen - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Each case: a name, the text appended to (or replacing) the valid base, the key the
+ * message must name. */
+typedef struct bad_case {
+  const char *name;
+  const char *append;  /* appended to base */
+  const char *replace; /* or the whole file */
+  const char *extra;   /* extra command-line arguments */
+  const char *expect;  /* text the message must contain */
+} bad_case_t;
+
+static const bad_case_t cases[] = {
+  {"unknown_key", "material = { youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; density = 2500.0; colour = 3; };\n", NULL, NULL, "material.colour"},
+  {"unknown_group", "physics = { gravity = -9.81; magnetism = 1.0; };\n", NULL, NULL, "physics.magnetism"},
+  {"wrong_type_string", "run = { ranks = \"two\"; };\n", NULL, NULL, "run.ranks"},
+  {"wrong_type_number", "run = { policy = 3; };\n", NULL, NULL, "run.policy"},
+  {"float_for_integer", "time = { dt = 1.0e-8; steps = 10.5; };\n", NULL, NULL, "time.steps"},
+  {"negative_box", "problem = { box = -1.0; };\n", NULL, NULL, "problem.box"},
+  {"zero_box", "problem = { box = 0.0; };\n", NULL, NULL, "problem.box"},
+  {"zero_fill", "problem = { fill = 0.0; };\n", NULL, NULL, "problem.fill"},
+  {"negative_particles", "problem = { particles = -5; };\n", NULL, NULL, "problem.particles"},
+  {"zero_steps", "time = { dt = 1.0e-8; steps = 0; };\n", NULL, NULL, "time.steps"},
+  {"negative_dt", "time = { dt = -1.0e-8; steps = 10; };\n", NULL, NULL, "time.dt"},
+  {"dt_too_large", "time = { dt = 1.0e-3; steps = 10; };\n", NULL, NULL, "time.dt"},
+  {"deep_overlap", "problem = { diameter_ratio = 1.2; };\n", NULL, NULL, "problem.diameter_ratio"},
+  {"zero_density", "material = { density = 0.0; };\n", NULL, NULL, "material.density"},
+  {"restitution_above_one", "material = { restitution = 1.5; };\n", NULL, NULL, "material.restitution"},
+  {"poisson_too_high", "material = { poisson = 0.7; };\n", NULL, NULL, "material.poisson"},
+  {"negative_friction", "material = { friction = -0.1; };\n", NULL, NULL, "material.friction"},
+  {"bad_policy", "run = { policy = \"FAST\"; };\n", NULL, NULL, "run.policy"},
+  {"zero_repartition", "run = { repartition_every = 0; };\n", NULL, NULL, "run.repartition_every"},
+  {"more_ranks_than_hosts", "run = { ranks = 3; };\n", NULL, NULL, "run.ranks"},
+  {"stress_on_rank_host", "stress = ( { host = \"n1-cn6700-4\"; kind = \"vm\"; workers = 2; bytes = 2e9; } );\n", NULL, NULL, "stress"},
+  {"stress_bad_kind", "stress = ( { host = \"n3-cn6700-4\"; kind = \"disk\"; } );\n", NULL, NULL, "stress.[0].kind"},
+  {"syntax_error", NULL, "problem = { box = 1.0 \n", NULL, "syntax error"},
+  {"particles_do_not_fit", "problem = { particles = 1000; spacing = 0.6; };\n", NULL, NULL, "problem"},
+  {"bad_set_key", "", NULL, "--set material.colour=3", "material.colour"},
+  {"bad_set_value", "", NULL, "--set time.steps=ten", "time.steps"},
+  {"bad_option", "", NULL, "--frobnicate", "--frobnicate"},
+  {"bad_backend", "", NULL, "--backend cuda", "device.backend"},
+};
+
+static void test_each_bad_input_exits_2(void)
+{
+  char out[4096], body[4096];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const bad_case_t *c = &cases[i];
+    if (c->replace) snprintf(body, sizeof body, "%s", c->replace);
+    else snprintf(body, sizeof body, "%s%s", base, c->append);
+    int rc = run_case(c->name, body, c->extra, out, sizeof out);
+    if (rc != 2 || !strstr(out, c->expect))
+      printf("\n  case %s: exit %d, output: %s", c->name, rc, out);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, c->expect));
+    /* a message names the file too (the command-line cases name the option) */
+    if (!c->extra) CU_ASSERT_PTR_NOT_NULL(strstr(out, c->name));
+    /* nothing was run: no summary written */
+    char summary[512];
+    snprintf(summary, sizeof summary, "%s/out-%s/summary.json", dir, c->name);
+    CU_ASSERT_NOT_EQUAL(access(summary, F_OK), 0);
+  }
+}
+
+static void test_missing_file_exits_2(void)
+{
+  char cmd[512], out[1024];
+  snprintf(cmd, sizeof cmd, "%s run %s/does-not-exist.cfg 2>&1", demsim, dir);
+  FILE *p = popen(cmd, "r");
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  int st = pclose(p);
+  CU_ASSERT_EQUAL(WEXITSTATUS(st), 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "does-not-exist.cfg"));
+}
+
+static void test_valid_input_passes(void)
+{
+  char out[4096];
+  int rc = run_case("valid", base, NULL, out, sizeof out);
+  if (rc != 0) printf("\n  valid case: exit %d, output: %s", rc, out);
+  CU_ASSERT_EQUAL(rc, 0);
+}
+
+static void test_help_lists_every_option(void)
+{
+  char cmd[512], out[8192];
+  snprintf(cmd, sizeof cmd, "%s --help 2>&1", demsim);
+  FILE *p = popen(cmd, "r");
+  size_t n = fread(out, 1, sizeof out - 1, p);
+  out[n] = '\0';
+  CU_ASSERT_EQUAL(WEXITSTATUS(pclose(p)), 0);
+  const char *opts[] = {"--out", "--particles", "--steps", "--policy", "--repartition-every", "--ranks", "--set",
+                        "--backend", "--quiet", "--dry-run"};
+  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) CU_ASSERT_PTR_NOT_NULL(strstr(out, opts[i]));
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_bad_input PATH_TO_DEMSIM\n");
+    return 2;
+  }
+  demsim = argv[1];
+  snprintf(dir, sizeof dir, "/tmp/demsim-bad-input-XXXXXX");
+  if (!mkdtemp(dir)) return 2;
+  static CU_TestInfo tests[] = {
+    {"each bad input exits with 2 and names the key", test_each_bad_input_exits_2},
+    {"a missing scenario file exits with 2", test_missing_file_exits_2},
+    {"the valid base scenario is accepted", test_valid_input_passes},
+    {"--help lists every option", test_help_lists_every_option},
+    CU_TEST_INFO_NULL};
+  static CU_SuiteInfo suites[] = {{"bad input", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
+  CU_initialize_registry();
+  CU_register_suites(suites);
+  CU_basic_set_mode(CU_BRM_VERBOSE);
+  CU_basic_run_tests();
+  int failed = (int)CU_get_number_of_failures();
+  CU_cleanup_registry();
+  char rm[300];
+  snprintf(rm, sizeof rm, "rm -rf %s", dir);
+  if (system(rm)) {}
+  return failed ? 1 : 0;
+}
