@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Writes the SimGrid platforms of demsim (v4.1 DTD) from the hardware facts below.
+
+Run from anywhere: python3 platforms/make_platforms.py. It rewrites openstack.xml, local.xml,
+testbed.xml and test-sim.xml next to itself; the generated files are committed.
+
+Model (DESIGN.md, "Memory-bandwidth contention, in SimGrid itself"):
+  - every container is a SimGrid host: speed = one core's FP64 rate, core = its pinned cores;
+  - every physical node N has a host N-membus whose speed is the node's memory bandwidth in B/s
+    (one core: its traffic is shared max-min fairly among the activities put on it);
+  - the hardware facts the simulator needs are host properties of each container (read by
+    sim/host.c, which fails naming the host and the property when one is missing);
+  - network: each container reaches its node's bridge (router N-bridge) through its own virtual
+    link (Docker veth); the bridge reaches the switch through the node's NIC. Two containers
+    of one node talk through the bridge only.
+"""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# --- hardware facts ------------------------------------------------------------------------
+# name: (comment, node bandwidth B/s, per-core bandwidth B/s, core flop/s)
+NODE_TYPES = {
+    "i7-6700": dict(
+        bw=34.13e9, core_bw=10.34e9, flops=54.4e9,
+        doc=[
+            "i7-6700 (Skylake, 4 cores, 3.40 GHz base; Intel ARK datasheet).",
+            "Memory: DDR4-2133 dual channel, 34.13 GB/s (the study; 2 x 8 B x 2133 MT/s).",
+            "Core FP64 rate: 3.40 GHz x 16 flop/cycle (AVX2, two 4-wide FMA units) = 54.4 GF/s.",
+            "Per-core bandwidth 10.34 GB/s = 34.13 / 3.3: CALIBRATED on the study's case 1, where",
+            "under equal partitions the load of CN-6700-1 was 3.3 times that of CN-6700-4 (not 4):",
+            "with memory-bound kernels 1 core draws core_bw and 4 cores draw min(4 core_bw, 34.13),",
+            "so core_bw = 34.13/3.3. (STREAM on one Skylake core typically gives 10-14 GB/s.)",
+        ]),
+    "i7-4790": dict(
+        bw=29.87e9, core_bw=9.05e9, flops=57.6e9,
+        doc=[
+            "i7-4790 (Haswell, 4 cores, 3.60 GHz base; Intel ARK datasheet).",
+            "Memory: DDR3-1866 dual channel, 29.87 GB/s (the study).",
+            "Core FP64 rate: 3.60 GHz x 16 flop/cycle (AVX2 FMA) = 57.6 GF/s.",
+            "Per-core bandwidth 9.05 GB/s = 29.87 / 3.3: ESTIMATE, the i7-6700 calibration ratio",
+            "(the study measured no single-core figure for this node).",
+        ]),
+    "gpu-host": dict(
+        bw=34.13e9, core_bw=10.34e9, flops=54.4e9,
+        doc=[
+            "The GPU node's host CPU is not described by the study: ESTIMATE, taken equal to an",
+            "i7-6700 node (bandwidth, per-core bandwidth, core rate). Only host-side work (packing,",
+            "binning, partitioning, output) runs on it.",
+        ]),
+}
+
+# OpenCL enqueue-to-start overhead of a CPU runtime: ESTIMATE (a few microseconds).
+CPU_LAUNCH_LATENCY = 5e-6
+
+GPU = dict(
+    flops=4.7e12, bw=549e9, pcie=12.0e9, latency=10e-6,
+    doc=[
+        "NVIDIA Tesla P100 PCIe 12 GB: FP64 4.7 TF/s (NVIDIA datasheet), HBM2 549 GB/s (the study,",
+        "and the datasheet of the 12 GB card).",
+        "PCIe 3.0 x16: 15.75 GB/s theoretical; CHOSEN 12.0 GB/s, what pinned host<->device copies",
+        "reach in practice (about 76% of the theoretical rate); pageable copies are slower still.",
+        "Launch latency 10 us per kernel or copy: ESTIMATE of an OpenCL enqueue on an NVIDIA GPU",
+        "(5-20 us are typical).",
+    ])
+
+NET = dict(
+    nic_bw="125MBps", nic_lat="25us",
+    veth_bw="2.5GBps", veth_lat="10us",
+    doc=[
+        "Network: 1 Gbps Ethernet through one switch (the study): each node's NIC is a 125 MB/s",
+        "full-duplex link, 25 us to the switch (ESTIMATE: about 100 us round trip between two",
+        "nodes, usual for 1 GbE with a Docker network). Each container's veth to its node's bridge:",
+        "2.5 GB/s, 10 us (ESTIMATE of a Linux bridge between co-located containers).",
+    ])
+
+# Study containers: cores and node type
+CONTAINERS = {
+    "CN-6700-1": (1, "i7-6700"), "CN-6700-2": (2, "i7-6700"), "CN-6700-3": (3, "i7-6700"),
+    "CN-6700-4": (4, "i7-6700"), "CN-4790-4": (4, "i7-4790"), "CN-GPU": (4, "gpu-host"),
+}
+
+
+def host_xml(hid, speed, cores, props, indent="    "):
+    lines = [f'{indent}<host id="{hid}" speed="{speed:.6g}f" core="{cores}">']
+    for k, v in props:
+        lines.append(f'{indent}  <prop id="{k}" value="{v}"/>')
+    lines.append(f"{indent}</host>")
+    return lines
+
+
+def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY):
+    props = [("container", container), ("node", node), ("node_type", node_type),
+             ("membus", f"{node}-membus"), ("core_bw", f"{core_bw:.6g}"),
+             ("device", device), ("launch_latency", f"{latency:.6g}")]
+    if device == "gpu":
+        props += [("gpu_flops", f"{GPU['flops']:.6g}"), ("gpu_bw", f"{GPU['bw']:.6g}"),
+                  ("pcie_bw", f"{GPU['pcie']:.6g}")]
+    return props
+
+
+def comment(lines, indent="  "):
+    return [f"{indent}<!-- " + lines[0]] + [f"{indent}     " + l for l in lines[1:-1]] + \
+        ([f"{indent}     " + lines[-1] + " -->"] if len(lines) > 1 else []) if len(lines) > 1 \
+        else [f"{indent}<!-- {lines[0]} -->"]
+
+
+def platform(zone, header, nodes, net=NET):
+    """nodes: list of (node, node_type, [(host, container, cores, device, props overrides)],
+    node_bw, core_flops, core_bw, extra comment lines)."""
+    out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">']
+    out += comment(header, indent="")
+    out += ['<platform version="4.1">', f'  <zone id="{zone}" routing="Floyd">',
+            '    <router id="switch"/>']
+    routes = []  # the DTD wants every route after the resources
+    for n in nodes:
+        out.append("")
+        out += comment(n["doc"], indent="    ")
+        out += host_xml(f"{n['name']}-membus", n["bw"], 1,
+                        [("node", n["name"]), ("node_type", n["type"])])
+        out.append(f'    <router id="{n["name"]}-bridge"/>')
+        out.append(f'    <link id="{n["name"]}-nic" bandwidth="{net["nic_bw"]}" '
+                   f'latency="{net["nic_lat"]}" sharing_policy="SPLITDUPLEX"/>')
+        routes.append(f'    <route src="{n["name"]}-bridge" dst="switch">'
+                      f'<link_ctn id="{n["name"]}-nic" direction="UP"/></route>')
+        for c in n["containers"]:
+            out += host_xml(c["host"], n["flops"], c["cores"], c["props"])
+            out.append(f'    <link id="{c["host"]}-veth" bandwidth="{net["veth_bw"]}" '
+                       f'latency="{net["veth_lat"]}" sharing_policy="SPLITDUPLEX"/>')
+            routes.append(f'    <route src="{c["host"]}" dst="{n["name"]}-bridge">'
+                          f'<link_ctn id="{c["host"]}-veth" direction="UP"/></route>')
+    out += [""] + routes
+    out += ["  </zone>", "</platform>", ""]
+    return "\n".join(out)
+
+
+def study_node(name, ntype, containers):
+    t = NODE_TYPES[ntype]
+    cs = []
+    for host, cname in containers:
+        cores, _ = CONTAINERS[cname]
+        if cname == "CN-GPU":
+            props = container_props(cname, name, ntype, t["core_bw"], "gpu", GPU["latency"])
+        else:
+            props = container_props(cname, name, ntype, t["core_bw"])
+        cs.append(dict(host=host, cores=cores, props=props))
+    return dict(name=name, type=ntype, bw=t["bw"], flops=t["flops"], containers=cs,
+                doc=[f"node {name}: {ntype}; containers " + ", ".join(h for h, _ in containers)])
+
+
+def openstack():
+    header = [
+        "The study's private OpenStack cloud (STUDY.md, 'The hardware'), as SimGrid hosts.",
+        "Written by platforms/make_platforms.py: edit the facts there, not here.",
+        "",
+        "Nodes n1..n5: i7-6700; n6, n7: i7-4790; g1: the GPU node. Every i7-6700 node holds the",
+        "study's container shapes (CN-6700-1..4 and two co-located CN-6700-2, a and b) so that any",
+        "case picks its containers by host name; a case uses at most one shape per node (unused",
+        "hosts cost nothing). Case 1: n1-cn6700-1, n2-cn6700-2a, n3-cn6700-3, n4-cn6700-4.",
+        "Case 2: n1..n5-cn6700-4, n6-cn4790-4, n7-cn4790-4. Case 3: n1..n5-cn6700-4, g1-cngpu.",
+        "Cases 4-6: DEM on n1..n5-cn6700-2a, stress on n1..n5-cn6700-2b.",
+        "",
+        "Host speed = FP64 rate of one core (flop/s); core = pinned cores of the container.",
+        "N-membus speed = memory bandwidth of node N (B/s). Container properties: container (the",
+        "study's name), node, node_type, membus, core_bw (B/s one core can draw), device (cpu|gpu),",
+        "launch_latency (s per kernel or copy enqueued), and for the GPU gpu_flops (flop/s),",
+        "gpu_bw (B/s), pcie_bw (B/s).",
+        "",
+    ] + NODE_TYPES["i7-6700"]["doc"] + [""] + NODE_TYPES["i7-4790"]["doc"] + [""] + \
+        NODE_TYPES["gpu-host"]["doc"] + [""] + GPU["doc"] + [""] + NET["doc"] + [
+        "CPU containers: launch_latency 5 us, ESTIMATE of an OpenCL CPU runtime's enqueue cost.",
+        "Memory is not isolated between co-located containers (the study): they share N-membus."]
+    nodes = []
+    for i in range(1, 6):
+        n = f"n{i}"
+        nodes.append(study_node(n, "i7-6700", [
+            (f"{n}-cn6700-1", "CN-6700-1"), (f"{n}-cn6700-2a", "CN-6700-2"),
+            (f"{n}-cn6700-2b", "CN-6700-2"), (f"{n}-cn6700-3", "CN-6700-3"),
+            (f"{n}-cn6700-4", "CN-6700-4")]))
+    for i in (6, 7):
+        nodes.append(study_node(f"n{i}", "i7-4790", [(f"n{i}-cn4790-4", "CN-4790-4")]))
+    nodes.append(study_node("g1", "gpu-host", [("g1-cngpu", "CN-GPU")]))
+    return platform("openstack", header, nodes)
+
+
+def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, container_name=None):
+    cs = []
+    for host, cores, cname in containers:
+        cs.append(dict(host=host, cores=cores,
+                       props=container_props(cname, name, ntype, core_bw, latency=latency)))
+    return dict(name=name, type=ntype, bw=bw, flops=flops, containers=cs, doc=doc)
+
+
+def local():
+    header = [
+        "This development machine: 2 cores, one memory bus. ALL FIGURES ARE ESTIMATES, to be",
+        "replaced by the bandwidth probe's measurements. Written by platforms/make_platforms.py.",
+        "Memory bandwidth 19 GB/s: the triad figure of these 2-core machines (18-20 GB/s, FACTS.md).",
+        "Per-core bandwidth 11 GB/s: ESTIMATE (one core of a server CPU draws a good half of a",
+        "two-core slice's bandwidth). Core FP64 rate 40 GF/s: ESTIMATE (AMD EPYC, AVX2 with two FMA",
+        "pipes: 16 flop/cycle at about 2.5 GHz). launch_latency 5 us: ESTIMATE (OpenCL CPU runtime).",
+        "Hosts: local-0 and local-1 are one core each (one rank per core); local is both cores.",
+    ]
+    node = simple_node("local", "local", 19e9, 40e9, 11e9,
+                       [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
+                        ("local", 2, "local-2core")],
+                       ["the machine: node 'local', memory bus local-membus"],
+                       latency=CPU_LAUNCH_LATENCY)
+    return platform("local", header, [node])
+
+
+def testbed():
+    header = [
+        "A small generic cloud for the test suite, not a model of any real machine (the study's",
+        "cloud is openstack.xml). Written by platforms/make_platforms.py.",
+        "8 single-core containers node-0..node-7 at 1 Gf/s on a 1 Gbps switch: node-0..3 are",
+        "co-located on physical node pa (one memory bus, pa-membus, 10 GB/s), node-4..7 on pb",
+        "(pb-membus). One core draws at most 5 GB/s. No launch latency.",
+    ]
+    nodes = [simple_node("pa", "testbed", 10e9, 1e9, 5e9,
+                         [(f"node-{i}", 1, "testbed-1") for i in range(0, 4)],
+                         ["physical node pa: node-0..3 share pa-membus"]),
+             simple_node("pb", "testbed", 10e9, 1e9, 5e9,
+                         [(f"node-{i}", 1, "testbed-1") for i in range(4, 8)],
+                         ["physical node pb: node-4..7 share pb-membus"])]
+    return platform("testbed", header, nodes)
+
+
+def test_sim():
+    header = [
+        "Platform of the sim/ tests (tests/test_sim_*.c): round figures, so that the tests can",
+        "work out the expected times by hand. Not a model of any machine.",
+        "Written by platforms/make_platforms.py. Core speed 1 Tf/s (except node s): kernels are",
+        "memory bound here.",
+    ]
+    F = 1e12
+    nodes = [
+        simple_node("a", "test", 10e9, F, 10e9, [("a-1x", 1, "T-1"), ("a-1y", 1, "T-1")],
+                    ["node a: two 1-core containers; one core alone saturates a-membus"]),
+        simple_node("b", "test", 10e9, F, 10e9, [("b-1x", 1, "T-1")],
+                    ["node b: one 1-core container (to compare a-1x with a rank on another node)"]),
+        simple_node("c", "test", 10e9, F, 4e9,
+                    [("c-1", 1, "T-1"), ("c-2", 2, "T-2"), ("c-4", 4, "T-4")],
+                    ["node c: 4 GB/s per core, 10 GB/s node: 1, 2, 4 cores draw 4, 8, 10 GB/s"]),
+        simple_node("s", "test", 10e9, 1e9, 4e9, [("s-4", 4, "T-4")],
+                    ["node s: slow cores (1 Gf/s) for compute-bound kernels"]),
+        simple_node("d", "test", 10e9, F, 3e9, [("d-dem", 2, "T-2"), ("d-stress", 2, "T-2")],
+                    ["node d: DEM container + stressed container, 3 GB/s per core"]),
+        simple_node("e", "test", 10e9, F, 3e9, [("e-dem", 2, "T-2"), ("e-stress", 2, "T-2")],
+                    ["node e: as d, for a second stress"]),
+        simple_node("f", "test", 10e9, F, 3e9, [("f-dem", 2, "T-2"), ("f-stress", 2, "T-2")],
+                    ["node f: as d, for a third stress"]),
+    ]
+    g = study_node("g", "gpu-host", [("g-gpu", "CN-GPU")])
+    g["bw"], g["flops"] = 10e9, F
+    for c in g["containers"]:
+        c["props"] = [(k, {"node_type": "test", "core_bw": "5e+09", "launch_latency": "1e-05",
+                           "gpu_flops": "1e+12", "gpu_bw": "1e+11", "pcie_bw": "1e+10"}.get(k, v))
+                      for k, v in c["props"]]
+    g["doc"] = ["node g: a GPU container: 1 Tf/s, 100 GB/s, PCIe 10 GB/s, 10 us latency"]
+    nodes.append(g)
+    return platform("test-sim", header, nodes)
+
+
+if __name__ == "__main__":
+    for name, text in (("openstack.xml", openstack()), ("local.xml", local()),
+                       ("testbed.xml", testbed()), ("test-sim.xml", test_sim())):
+        with open(os.path.join(HERE, name), "w") as f:
+            f.write(text)

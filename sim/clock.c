@@ -1,0 +1,87 @@
+/* solver/clock.h for the SMPI build: turns the solver's work reports into simulated time on the
+ * container that runs this rank. Under SMPI every rank has its own copy of these globals.
+ *
+ *   kernel on a CPU container : roofline on the container's cores and the node's memory bus
+ *                               (sim/membus.c), the kernel launch latency added to the compute
+ *                               term so that a charge stays two SimGrid activities
+ *   kernel on a GPU container : launch latency + device roofline (sim/gpu.c)
+ *   host-side work            : roofline on one core and the memory bus, capped by one core's
+ *                               bandwidth
+ *   host<->device copy        : PCIe on a GPU; on a CPU device only the enqueue latency
+ * The cost of each kind of work is in sim/cost.c, the hardware in the platform file. */
+#include "clock.h"
+
+#include "cost.h"
+#include "gpu.h"
+#include "host.h"
+#include "membus.h"
+#include "stress.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/host.h>
+
+#include <stdio.h>
+#include <time.h>
+
+static sim_host_t self;
+static int ready;
+static char where[256] = "simulated host (dem_clock_init not called)";
+
+int dem_clock_init(char *err, unsigned long errlen)
+{
+  if (sim_host_read(&self, NULL, err, errlen)) return -1;
+  sim_host_describe(&self, where, sizeof where);
+  ready = 1;
+  return 0;
+}
+
+int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned long errlen)
+{
+  for (int i = 0; i < count; i++)
+    if (sim_stress_start(&s[i], err, errlen)) return -1;
+  return 0;
+}
+
+static double min2(double a, double b) { return a < b ? a : b; }
+
+/* A fixed duration nobody contends for (GPU kernels and copies, enqueue latencies). */
+static int pass(double seconds)
+{
+  if (seconds > 0.0) sg_actor_sleep_for(seconds);
+  return 0;
+}
+
+int dem_clock_charge(const dem_work_t *w)
+{
+  if (!ready && dem_clock_init(NULL, 0)) return -1;
+  sim_cost_t c;
+  if (sim_cost_of(w, &c)) return -1;
+  const sim_host_t *h = &self;
+  switch (c.place) {
+  case SIM_ON_DEVICE:
+    if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_kernel_time(h, c.flops, c.bytes));
+    return sim_membus_run(h, c.flops + h->launch_latency * h->cores * h->core_flops, h->cores,
+                          c.bytes, sim_host_kernel_bw(h));
+  case SIM_ON_HOST:
+    return sim_membus_run(h, c.flops, 1, c.bytes, min2(h->core_bw, h->node_bw));
+  case SIM_ON_LINK:
+    if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_copy_time(h, c.bytes));
+    return pass(h->launch_latency);
+  }
+  return -1;
+}
+
+double dem_clock_wall(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *dem_clock_where(void)
+{
+  if (!ready) dem_clock_init(NULL, 0);
+  return where;
+}
+
+const char *dem_clock_host(void) { return sg_host_self_get_name(); }

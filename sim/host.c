@@ -1,0 +1,123 @@
+/* Reads a container's hardware from the platform file: the host's speed and core count, its
+ * properties, and the speed of its node's memory-bus host. Every missing or malformed figure is
+ * an error that names the host and the property, so a platform file is checked on start-up
+ * rather than producing silently wrong times. */
+#include "host.h"
+
+#include <simgrid/host.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *host, const char *what)
+{
+  if (err && errlen) snprintf(err, errlen, "platform: host '%s': %s", host, what);
+  return -1;
+}
+
+static int copy_prop(sg_host_t host, const char *prop, char *dst, size_t len, char *err,
+                     size_t errlen)
+{
+  const char *name = sg_host_get_name(host);
+  const char *v = sg_host_get_property_value(host, prop);
+  char msg[160];
+  if (!v || !*v) {
+    snprintf(msg, sizeof msg, "missing property '%s'", prop);
+    return fail(err, errlen, name, msg);
+  }
+  if (strlen(v) >= len) {
+    snprintf(msg, sizeof msg, "property '%s' longer than %zu characters", prop, len - 1);
+    return fail(err, errlen, name, msg);
+  }
+  memcpy(dst, v, strlen(v) + 1);
+  return 0;
+}
+
+/* A positive number (no units: the platform writes plain SI values, B/s, flop/s, s). */
+static int number_prop(sg_host_t host, const char *prop, int allow_zero, double *out, char *err,
+                       size_t errlen)
+{
+  const char *name = sg_host_get_name(host);
+  const char *v = sg_host_get_property_value(host, prop);
+  char msg[200];
+  if (!v || !*v) {
+    snprintf(msg, sizeof msg, "missing property '%s'", prop);
+    return fail(err, errlen, name, msg);
+  }
+  char *end = NULL;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || end == v || *end != '\0' || !(allow_zero ? x >= 0.0 : x > 0.0)) {
+    snprintf(msg, sizeof msg, "property '%s' = '%s': expected a %s number in SI units", prop, v,
+             allow_zero ? "non-negative" : "positive");
+    return fail(err, errlen, name, msg);
+  }
+  *out = x;
+  return 0;
+}
+
+int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
+{
+  memset(h, 0, sizeof *h);
+  sg_host_t host = name ? sg_host_by_name(name) : sg_host_self();
+  if (!host) return fail(err, errlen, name, "no such host in the platform");
+  const char *hname = sg_host_get_name(host);
+  if (strlen(hname) >= sizeof h->name) return fail(err, errlen, hname, "host name too long");
+  memcpy(h->name, hname, strlen(hname) + 1);
+
+  if (copy_prop(host, "container", h->container, sizeof h->container, err, errlen) ||
+      copy_prop(host, "node", h->node, sizeof h->node, err, errlen) ||
+      copy_prop(host, "node_type", h->node_type, sizeof h->node_type, err, errlen) ||
+      copy_prop(host, "membus", h->membus, sizeof h->membus, err, errlen) ||
+      number_prop(host, "core_bw", 0, &h->core_bw, err, errlen) ||
+      number_prop(host, "launch_latency", 1, &h->launch_latency, err, errlen))
+    return -1;
+
+  char device[8];
+  if (copy_prop(host, "device", device, sizeof device, err, errlen)) return -1;
+  if (strcmp(device, "cpu") == 0) {
+    h->device = SIM_DEVICE_CPU;
+  } else if (strcmp(device, "gpu") == 0) {
+    h->device = SIM_DEVICE_GPU;
+    if (number_prop(host, "gpu_flops", 0, &h->gpu_flops, err, errlen) ||
+        number_prop(host, "gpu_bw", 0, &h->gpu_bw, err, errlen) ||
+        number_prop(host, "pcie_bw", 0, &h->pcie_bw, err, errlen))
+      return -1;
+  } else {
+    char msg[96];
+    snprintf(msg, sizeof msg, "property 'device' = '%s': expected 'cpu' or 'gpu'", device);
+    return fail(err, errlen, hname, msg);
+  }
+
+  h->cores = sg_host_core_count(host);
+  h->core_flops = sg_host_get_speed(host);
+  if (h->cores < 1 || !(h->core_flops > 0.0))
+    return fail(err, errlen, hname, "needs a positive speed and core count");
+
+  sg_host_t bus = sg_host_by_name(h->membus);
+  if (!bus) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "property 'membus' = '%s' names no host of the platform", h->membus);
+    return fail(err, errlen, hname, msg);
+  }
+  h->node_bw = sg_host_get_speed(bus);
+  if (!(h->node_bw > 0.0) || sg_host_core_count(bus) != 1)
+    return fail(err, errlen, h->membus,
+                "a memory-bus host needs one core whose speed is the node's bandwidth in B/s");
+  return 0;
+}
+
+double sim_host_kernel_bw(const sim_host_t *h)
+{
+  double bw = h->cores * h->core_bw;
+  return bw < h->node_bw ? bw : h->node_bw;
+}
+
+void sim_host_describe(const sim_host_t *h, char *buf, size_t len)
+{
+  snprintf(buf, len, "%s (%s on node %s, %s, %d core%s, %s)", h->name, h->container, h->node,
+           h->node_type, h->cores, h->cores == 1 ? "" : "s",
+           h->device == SIM_DEVICE_GPU ? "gpu" : "cpu");
+}

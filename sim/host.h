@@ -1,0 +1,47 @@
+/* The hardware one rank runs on, as the platform file describes it (see platforms/openstack.xml).
+ * Every container is a SimGrid host whose speed is one core's FP64 rate and whose core count is
+ * the container's pinned cores; its physical node has a second host, `<node>-membus`, whose speed
+ * is the node's memory bandwidth in bytes/s. The rest are host properties of the container:
+ *   container  the study's container name ("CN-6700-4")
+ *   node       the physical node ("n1");  node_type  its CPU ("i7-6700")
+ *   membus     the name of the node's memory-bus host ("n1-membus")
+ *   core_bw    B/s one core can draw from memory (a calibration constant, see the platform)
+ *   device     "cpu" or "gpu": where the DEM kernels run
+ *   gpu_flops, gpu_bw, pcie_bw (FP64 flop/s, B/s, B/s), launch_latency (s)   -- device="gpu" only
+ * This header is free of SimGrid types, so tests can read the same figures. */
+#ifndef DEMSIM_SIM_HOST_H
+#define DEMSIM_SIM_HOST_H
+
+#include <stddef.h>
+
+typedef enum { SIM_DEVICE_CPU, SIM_DEVICE_GPU } sim_device_t;
+
+typedef struct sim_host {
+  char name[64];          /* the container's SimGrid host */
+  char container[32];     /* the study's name of the container */
+  char node[32];          /* physical node */
+  char node_type[32];     /* its CPU model */
+  char membus[64];        /* the node's memory-bus host */
+  sim_device_t device;
+  int cores;              /* pinned cores of the container */
+  double core_flops;      /* flop/s, FP64 rate of one core */
+  double core_bw;         /* B/s, memory bandwidth one core can draw */
+  double node_bw;         /* B/s, memory bandwidth of the node (speed of the membus host) */
+  double gpu_flops;       /* flop/s, FP64 rate of the GPU (device = gpu) */
+  double gpu_bw;          /* B/s, GPU memory bandwidth (device = gpu) */
+  double pcie_bw;         /* B/s, host<->device copies (device = gpu) */
+  double launch_latency;  /* s, per kernel launch or copy enqueued on the GPU (device = gpu) */
+} sim_host_t;
+
+/* Reads the description of the named host (NULL: the calling actor's host). Returns 0, or -1
+ * with a message naming the host and the missing or bad property. */
+int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen);
+
+/* Memory bandwidth (B/s) a kernel spread over all the container's cores can draw:
+ * cores x core_bw, at most the node's bandwidth. */
+double sim_host_kernel_bw(const sim_host_t *h);
+
+/* "n1-cn6700-4 (CN-6700-4 on node n1, i7-6700, 4 cores, cpu)" */
+void sim_host_describe(const sim_host_t *h, char *buf, size_t len);
+
+#endif

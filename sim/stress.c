@@ -1,0 +1,102 @@
+/* Co-located stress as SimGrid daemon actors, one per stress-ng worker, on the stressed
+ * container's host (daemons: the simulation ends when the last MPI rank does).
+ *  - vm  (stress-ng --vm N --vm-bytes B): each worker is a stream of executions of B bytes on the
+ *        node's memory-bus host, each bounded by one core's bandwidth (a worker is one thread).
+ *        They share the bus max-min fairly with the DEM kernels of the other container.
+ *  - cpu (stress-ng --cpu N): each worker loops executions on its own container host, one core
+ *        each. The DEM container is another host (pinned cores), so it is not slowed: the study's
+ *        case 4.
+ * Schedule (case 6): idle for start_s, then, when on_s > 0, on for on_s and off for off_s, again
+ * and again; when on_s <= 0 the stress is constant. An execution still running when a period
+ * ends is cancelled then, so the periods are exact in simulated time. */
+#include "stress.h"
+
+#include "host.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/exec.h>
+#include <simgrid/host.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct stress_worker {
+  sg_host_t target;  /* where the activities run: the membus (vm) or the container (cpu) */
+  double amount;     /* B (vm) or flops (cpu) per activity */
+  double bound;      /* B/s cap of one activity (vm), or <= 0: none */
+  double t_first;    /* s, simulated time of the first stress period */
+  double on_s, off_s;
+} stress_worker_t;
+
+/* Runs one activity until it ends or until `until` (< 0: no limit). */
+static void run_one(const stress_worker_t *w, double until)
+{
+  sg_exec_t e = sg_actor_exec_init(w->amount);
+  sg_exec_set_host(e, w->target);
+  if (w->bound > 0.0) sg_exec_set_bound(e, w->bound);
+  sg_exec_start(e);
+  if (until < 0.0) {
+    sg_exec_wait(e);
+  } else if (sg_exec_wait_for(e, until - simgrid_get_clock()) == SG_ERROR_TIMEOUT) {
+    sg_exec_cancel(e);
+  }
+}
+
+static void worker_main(int argc, char **argv)
+{
+  (void)argc;
+  (void)argv;
+  stress_worker_t w = *(stress_worker_t *)sg_actor_self_get_data();
+  free(sg_actor_self_get_data());
+  sg_actor_self_set_data(NULL);
+  sg_actor_daemonize(sg_actor_self());
+
+  sg_actor_sleep_until(w.t_first);
+  if (w.on_s <= 0.0) {
+    for (;;) run_one(&w, -1.0);
+  }
+  for (double begin = w.t_first;; begin += w.on_s + w.off_s) {
+    double end = begin + w.on_s;
+    sg_actor_sleep_until(begin);
+    while (simgrid_get_clock() < end) run_one(&w, end);
+  }
+}
+
+static int fail(char *err, size_t errlen, const dem_stress_t *s, const char *what)
+{
+  if (err && errlen) snprintf(err, errlen, "stress on '%s': %s", s->host, what);
+  return -1;
+}
+
+int sim_stress_start(const dem_stress_t *s, char *err, size_t errlen)
+{
+  sim_host_t h;
+  char herr[256];
+  if (sim_host_read(&h, s->host, herr, sizeof herr)) return fail(err, errlen, s, herr);
+  if (s->workers < 1) return fail(err, errlen, s, "needs at least one worker");
+  if (s->start_s < 0.0 || (s->on_s > 0.0 && s->off_s < 0.0))
+    return fail(err, errlen, s, "start and off times must be >= 0 s");
+  if (s->vm && !(s->bytes > 0.0)) return fail(err, errlen, s, "memory stress needs bytes > 0");
+
+  stress_worker_t proto = {
+    .target = s->vm ? sg_host_by_name(h.membus) : sg_host_by_name(h.name),
+    /* cpu: one second of one core per activity, only to bound the number of activities */
+    .amount = s->vm ? s->bytes : h.core_flops,
+    .bound = s->vm ? (h.core_bw < h.node_bw ? h.core_bw : h.node_bw) : -1.0,
+    .t_first = simgrid_get_clock() + s->start_s,
+    .on_s = s->on_s,
+    .off_s = s->off_s,
+  };
+  for (int i = 0; i < s->workers; i++) {
+    stress_worker_t *w = malloc(sizeof *w);
+    if (!w) return fail(err, errlen, s, "out of memory");
+    *w = proto;
+    char name[96];
+    snprintf(name, sizeof name, "stress-%s-%s-%d", s->vm ? "vm" : "cpu", s->host, i);
+    sg_actor_t a = sg_actor_init(name, sg_host_by_name(h.name));
+    sg_actor_set_data(a, w);
+    sg_actor_start(a, worker_main, 0, NULL);
+  }
+  return 0;
+}

@@ -1,0 +1,13 @@
+/* Co-located load (the study's stress-ng runs) as SimGrid daemon actors. */
+#ifndef DEMSIM_SIM_STRESS_H
+#define DEMSIM_SIM_STRESS_H
+
+#include "clock.h"
+
+#include <stddef.h>
+
+/* Starts s->workers daemon actors on container s->host. Times in *s are counted from now.
+ * Returns 0, or -1 with a message naming the stress entry's host and what is wrong. */
+int sim_stress_start(const dem_stress_t *s, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,69 @@
+/* Reading the hardware from the platform (platforms/test-sim.xml), and the cost model's
+ * arithmetic. One rank, on c-2. */
+#include "sim_testing.h"
+#include "testing.h"
+
+static void test_reads_container(void)
+{
+  char err[256] = "";
+  CU_ASSERT_EQUAL_FATAL(dem_clock_init(err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(dem_clock_host(), "c-2");
+  CU_ASSERT_STRING_EQUAL(dem_clock_where(), "c-2 (T-2 on node c, test, 2 cores, cpu)");
+  sim_host_t h = sim_test_self();
+  CU_ASSERT_EQUAL(h.cores, 2);
+  CU_ASSERT_STRING_EQUAL(h.membus, "c-membus");
+  CU_ASSERT_DOUBLE_EQUAL(h.node_bw, 10e9, 1.0);
+  CU_ASSERT_DOUBLE_EQUAL(h.core_bw, 4e9, 1.0);
+  CU_ASSERT_DOUBLE_EQUAL(sim_host_kernel_bw(&h), 8e9, 1.0);
+}
+
+/* A host that is not a container: the error names the host and the missing property. */
+static void test_missing_property_is_named(void)
+{
+  sim_host_t h;
+  char err[256] = "";
+  CU_ASSERT_EQUAL(sim_host_read(&h, "c-membus", err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "'c-membus'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "missing property 'container'"));
+  CU_ASSERT_EQUAL(sim_host_read(&h, "no-such-host", err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "no-such-host"));
+  dem_stress_t s = {.host = "c-membus", .vm = 1, .workers = 1, .bytes = 1e9};
+  CU_ASSERT_EQUAL(dem_clock_start_stress(&s, 1, err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "c-membus"));
+}
+
+/* The cost model is linear in its counts, rejects nonsense, and charges partitioning per
+ * particle share and bisection level. */
+static void test_cost_model(void)
+{
+  sim_cost_t a, b, c;
+  dem_work_t w = {.kind = DEM_WORK_FORCES, .particles = 10, .pairs = 120, .contacts = 60};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &a), 0);
+  w.particles *= 2, w.pairs *= 2, w.contacts *= 2;
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &b), 0);
+  CU_ASSERT_DOUBLE_EQUAL(b.flops, 2 * a.flops, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(b.bytes, 2 * a.bytes, 1e-9);
+  CU_ASSERT_EQUAL(a.place, SIM_ON_DEVICE);
+  CU_ASSERT(a.flops > 0 && a.bytes > 0);
+
+  dem_work_t p = {.kind = DEM_WORK_PARTITION, .particles = 8e5, .ranks = 8};
+  dem_work_t q = {.kind = DEM_WORK_PARTITION, .particles = 1e5, .ranks = 1};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&p, &b), 0);
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&q, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(b.flops, 4 * c.flops, 1e-6); /* same share, 3 levels + 1 vs 0 + 1 */
+  CU_ASSERT_EQUAL(b.place, SIM_ON_HOST);
+
+  dem_work_t neg = {.kind = DEM_WORK_PACK, .bytes = -1};
+  CU_ASSERT_EQUAL(sim_cost_of(&neg, &a), -1);
+  dem_work_t nokind = {.kind = DEM_WORK_KIND_COUNT};
+  CU_ASSERT_EQUAL(sim_cost_of(&nokind, &a), -1);
+  CU_ASSERT_EQUAL(dem_clock_charge(&nokind), -1);
+}
+
+static CU_TestInfo tests[] = {
+  {"the container's hardware is read from the platform", test_reads_container},
+  {"a missing property is named with its host", test_missing_property_is_named},
+  {"cost model arithmetic", test_cost_model},
+  CU_TEST_INFO_NULL};
+static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
+DEM_TEST_MAIN(suites)

@@ -1,0 +1,96 @@
+/* Co-located stress (platforms/test-sim.xml): ranks on d-dem, e-dem and f-dem; the stress runs
+ * on the other container of each node (d-stress, e-stress, f-stress). Nodes d, e, f: 10 GB/s
+ * memory bus, 3 GB/s per core, 2-core containers. A DEM kernel alone draws 2 x 3 = 6 GB/s. */
+#include "sim_testing.h"
+#include "testing.h"
+
+#include <stdio.h>
+
+#define N 3e7 /* particles: 6e9 B of integrator traffic, 1 s alone at 6 GB/s */
+
+static dem_stress_t stress(const char *host, int vm, double on_s, double off_s)
+{
+  dem_stress_t s = {.vm = vm, .workers = 2, .bytes = 2e9, .start_s = 0.0, .on_s = on_s,
+                    .off_s = off_s};
+  snprintf(s.host, sizeof s.host, "%s", host);
+  return s;
+}
+
+static void start(const dem_stress_t *s)
+{
+  char err[256] = "";
+  int rc = dem_clock_start_stress(s, 1, err, sizeof err);
+  if (rc) fprintf(stderr, "%s\n", err);
+  CU_ASSERT_EQUAL(rc, 0);
+}
+
+/* stress-ng --cpu 2 on d-stress: its cores are not d-dem's, so d-dem is exactly as fast. */
+static void test_cpu_stress_changes_nothing(void)
+{
+  if (!sim_test_on("d-dem")) return;
+  dem_work_t w = sim_test_kernel(N);
+  double before = sim_test_charge(&w);
+  dem_stress_t s = stress("d-stress", 0, 0.0, 0.0);
+  start(&s);
+  double after = sim_test_charge(&w);
+  SIM_ASSERT_CLOSE(before, sim_test_bytes(&w) / 6e9, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(after, before, 1e-12);
+}
+
+/* stress-ng --vm 2 on e-stress: three flows on e-membus (10 GB/s), bounded at 6 (DEM), 3 and 3
+ * (one core per worker). Max-min: the equal share 10/3 exceeds the workers' bound, so they get 3
+ * each and the DEM kernel the remaining 4 GB/s: 1.5 times slower than alone (6 GB/s). */
+static void test_vm_stress_takes_maxmin_share(void)
+{
+  if (!sim_test_on("e-dem")) return;
+  dem_work_t w = sim_test_kernel(N);
+  double before = sim_test_charge(&w);
+  dem_stress_t s = stress("e-stress", 1, 0.0, 0.0);
+  start(&s);
+  double after = sim_test_charge(&w);
+  double bytes = sim_test_bytes(&w);
+  SIM_ASSERT_CLOSE(before, bytes / 6e9, 1e-9);
+  SIM_ASSERT_CLOSE(after, bytes / 4e9, 1e-9);
+}
+
+/* A periodic vm stress on f-stress: off for 1 s, then on 2 s / off 3 s. Short kernels (50 ms
+ * alone, 75 ms under stress) run back to back for 12 s; every kernel that lies wholly inside an
+ * on period takes the stressed time, every one wholly inside an off period the time alone. */
+static void test_periodic_stress_follows_schedule(void)
+{
+  if (!sim_test_on("f-dem")) return;
+  dem_work_t w = sim_test_kernel(N / 20);
+  double bytes = sim_test_bytes(&w), t_alone = bytes / 6e9, t_stress = bytes / 4e9;
+  double t0 = MPI_Wtime();
+  dem_stress_t s = stress("f-stress", 1, 2.0, 3.0);
+  s.start_s = 1.0;
+  start(&s);
+  int on = 0, off = 0, bad = 0;
+  while (MPI_Wtime() - t0 < 12.0) {
+    double a = MPI_Wtime() - t0;
+    double d = sim_test_charge(&w);
+    double b = a + d;
+    /* phase within the 5 s period that starts at 1 s; before 1 s: off */
+    double pa = a < 1.0 ? -1.0 : fmod(a - 1.0, 5.0), pb = b < 1.0 ? -1.0 : fmod(b - 1.0, 5.0);
+    int in_on = pa >= 0.0 && pb >= pa && pb <= 2.0;
+    int in_off = b <= 1.0 || (pa >= 2.0 && pb >= pa);
+    if (in_on) {
+      on++;
+      bad += !sim_test_close(d, t_stress, 1e-9, "kernel in an on period");
+    } else if (in_off) {
+      off++;
+      bad += !sim_test_close(d, t_alone, 1e-9, "kernel in an off period");
+    }
+  }
+  CU_ASSERT(on >= 40);   /* 3 on periods of 2 s, ~26 kernels each minus the boundaries */
+  CU_ASSERT(off >= 60);  /* 1 s + 2 x 3 s + the tail */
+  CU_ASSERT_EQUAL(bad, 0);
+}
+
+static CU_TestInfo tests[] = {
+  {"CPU stress on a co-located container changes nothing", test_cpu_stress_changes_nothing},
+  {"memory stress slows the DEM container to its max-min share", test_vm_stress_takes_maxmin_share},
+  {"a periodic memory stress is on and off on schedule", test_periodic_stress_follows_schedule},
+  CU_TEST_INFO_NULL};
+static CU_SuiteInfo suites[] = {{"sim_stress", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
+DEM_TEST_MAIN(suites)
