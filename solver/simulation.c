@@ -281,8 +281,7 @@ int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
   long *counts = sim->rank == 0 ? calloc((size_t)sim->ranks, sizeof *counts) : NULL;
   dem_parallel_gather_counts((long)sizeof mine, counts, 0);
   dem_parallel_gatherv_bytes(&mine, (long)sizeof mine, all, counts, 0);
-  if (sim->log) dem_timers_report(&sim->timers, sim->log);
-  else dem_timers_report(&sim->timers, stderr);
+  dem_timers_report(&sim->timers, sim->log); /* collective; prints only where log is set */
   int rc = 0;
   if (sim->rank == 0) {
     char path[DEM_PATH_MAX + 32];

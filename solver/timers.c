@@ -28,7 +28,7 @@ void dem_timers_report(const dem_timers_t *t, FILE *out)
   dem_parallel_min_double(mn, DEM_T_COUNT);
   dem_parallel_max_double(mx, DEM_T_COUNT);
   dem_parallel_sum_double(avg, DEM_T_COUNT);
-  if (dem_parallel_rank() != 0) return;
+  if (dem_parallel_rank() != 0 || !out) return;
   int n = dem_parallel_size();
   fprintf(out, "%-16s %12s %12s %12s %12s %10s\n", "timer", "rank0 s", "min s", "avg s", "max s", "calls");
   for (int h = 0; h < DEM_T_COUNT; h++)

@@ -13,9 +13,6 @@ static char dir[256];
 
 static const char *base =
   "name = \"t\";\n"
-  "problem = { box = 1.0; fill = 0.5; particles = 1000; diameter_ratio = 1.001; };\n"
-  "material = { youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; density = 2500.0; };\n"
-  "time = { dt = 1.0e-8; steps = 10; };\n"
   "platform = { file = \"__PLATFORM__\"; hosts = [\"n1-cn6700-4\", \"n2-cn6700-4\"]; };\n";
 
 /* Writes `body` (with __PLATFORM__ replaced) to a file and runs demsim on it; returns the exit
@@ -44,7 +41,9 @@ static int run_case(const char *name, const char *body, const char *extra, char 
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Each case: a name, the text appended to (or replacing) the valid base, the key the
+/* The base holds no problem/material/time group (defaults apply), so that each case can add
+ * the group it breaks: libconfig refuses a group given twice.
+ * Each case: a name, the text appended to (or replacing) the valid base, the key the
  * message must name. */
 typedef struct bad_case {
   const char *name;
