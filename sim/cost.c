@@ -3,35 +3,34 @@
  *   flops = a*particles + b*pairs + c*contacts + d*bytes
  *   bytes = same shape, with its own coefficients
  *
- * How the coefficients were counted. A kernel costs what its source issues: every global-memory
- * load and store of the data layout of solver/particles.h (doubles; vectors as 3 doubles; ids,
- * counts and slot indices as 4-byte integers; DEM_MAX_NEIGHBORS slots per particle, each with a
- * partner index, a partner gid and a 3-double spring), with no cache model: a partner's data
- * is counted each time a slot reads it. The flop counts are the FP64 operations of the contact
- * law of STUDY.md (Hertz + viscous normal force, tangential spring + damping capped by Coulomb
- * friction), a square root or division counting as one. Per kernel, the count is written next
- * to the coefficient as loads+stores (B) and operations. The kernels (the .cl files in kernels/) were being
- * written at the same time as this table: recount when they change (tests/test_sim_cost.c pins
- * the current figures so that a change is a deliberate one).
+ * How the coefficients were counted: from the kernels (the .cl files in kernels/, as of the
+ * commit that added them) and solver/grid.c, by reading the source. Bytes are every global-memory
+ * load and store a work-item issues (doubles 8 B, ints 4 B, vectors 3 doubles), with no cache
+ * model, except that a particle's own data is counted once per kernel. Flops are the FP64
+ * operations (+ - * /, sqrt and floor count one each; integer and compare operations none).
+ * Next to each coefficient: where it comes from. Recount when the kernels change
+ * (tests/test_sim_host.c only checks the arithmetic, not the figures).
  *
- * Host-side work runs on one core: packing, copies on a CPU device, output and binning are
- * bandwidth work (a packed or written byte is read once and written once: 2 B of traffic);
- * Zoltan RCB is charged per particle and bisection level (see PARTITION below). */
+ * What `pairs` and `contacts` mean is the solver's (solver/engine.c): for SEARCH, pairs = slots
+ * written; for FORCES, particle slots and particle contacts; for BOUNDARIES, wall slots and wall
+ * contacts. The candidates a search examines are not reported: they are charged per particle,
+ * SEARCH_CANDIDATES of them (the cell edge is 2 r_max + skin, about one lattice spacing, so the
+ * 27 cells around a particle hold about 27 particles).
+ *
+ * Host-side work runs on one core: packing and output are bandwidth work (a packed or written
+ * byte is read once and written once: 2 B of traffic); Zoltan RCB is charged per particle and
+ * bisection level (see RCB_* below). */
 #include "cost.h"
 
 #include <math.h>
 
-#ifndef DEM_MAX_NEIGHBORS
-#define DEM_MAX_NEIGHBORS 12
-#endif
-#define SLOTS ((double)DEM_MAX_NEIGHBORS)
+#define SEARCH_CANDIDATES 27.0
 
-/* Zoltan RCB, per particle and bisection level (an estimate, not measured): building the dots
- * from the query callbacks and moving them to their side of the cut copies about 100 B of dot
- * data (coordinates, weight, global and local ids, part) and reads it back once (+20 B of
- * coordinate reads by the median search); the median search loops over the dots about 10 times
- * per cut (Zoltan's find_median converges in a few tens of passes on uniform data), each pass a
- * compare and a weighted sum: ~4 flops per dot per pass. */
+/* Zoltan RCB, per particle and bisection level: an ESTIMATE, not measured. Building the dots
+ * from the query callbacks and moving them to their side of each cut copies about 100 B of dot
+ * data (coordinates, weight, global and local ids, part) and reads it back once, +20 B of
+ * coordinate reads by the median search; the median search passes over the dots about 10 times
+ * per cut (Zoltan's find_median), each pass a compare and a weighted sum: ~4 flops per dot. */
 #define RCB_FLOPS_PER_PARTICLE_LEVEL 40.0
 #define RCB_BYTES_PER_PARTICLE_LEVEL 220.0
 
@@ -42,44 +41,50 @@ typedef struct coef {
 } coef_t;
 
 static const coef_t table[DEM_WORK_KIND_COUNT] = {
-  /* SEARCH: per particle: pos+radius 32 B, 27 cell (start, count) pairs 216 B, the old slots
-   *   for the history carry-over (nbr_count 4 + SLOTS*(gid 4 + spring 24)), new nbr_count 4;
-   *   10 flops (cell coordinates: 3 sub + 3 mul + 3 floor + 1 hash).
-   * per pair (a candidate in the 27 cells): partner pos+radius+id 36 B; 12 flops (3 sub, 3 mul,
-   *   2 add for d^2, 2 add for the cutoff, 1 mul to square it, 1 compare).
-   * per contact (a slot filled): nbr_index + nbr_gid + carried spring = 32 B stored; 0 flops. */
-  [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {10, 12, 0, 0}, {32 + 216 + 4 + SLOTS * 28 + 4, 36, 32, 0}},
-  /* FORCES: per particle: pos, vel, omega, radius 80 B + nbr_count 4 + force, torque stored 48;
-   *   5 flops (mass from radius).
-   * per pair (a slot visited): nbr_index 4 + partner pos+radius 32 = 36 B; 11 flops (distance:
-   *   3 sub, 3 mul, 2 add, 1 sqrt; overlap: 2 add).
-   * per contact: partner vel+omega 48 B, spring load+store 48 B = 96 B; 140 flops (normal 3,
-   *   R* 3, m* 8, Hertz stiffness 5, elastic 2, damping 6, relative velocity at the contact
-   *   point 21, its normal and tangential parts 11, spring rotated to the tangent plane 11 and
-   *   advanced 6, k_t 4, tangential force 17, Coulomb cap 18, force and torque 27). */
-  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {5, 11, 140, 0}, {132, 36, 96, 0}},
-  /* BOUNDARIES: per particle: pos, vel, omega, radius 80 B, force and torque loaded and stored
-   *   96 B, nbr_count 4 = 180 B; 23 flops (6 walls: 3 each for the gap test; mass 5).
-   * per pair (a wall slot visited): nbr_index 4 B; 0 flops beyond the gap test.
-   * per contact: spring load+store 48 B; 110 flops (the particle law with an infinite partner). */
-  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {23, 0, 110, 0}, {180, 4, 48, 0}},
-  /* EXTERNAL: per particle: radius 8 B, force loaded and stored 48 B; 11 flops (mass 5, 3 mul,
-   *   3 add). */
-  [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {11, 0, 0, 0}, {56, 0, 0, 0}},
-  /* INTEGRATE: per particle: pos, vel, omega, force, torque, radius loaded 128 B, pos, vel, omega
-   *   stored 72 B; 34 flops (m 5, I 3, 1/m and 1/I 2, v += k dt F/m 9, w 9, x += dt v 6). */
-  [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {34, 0, 0, 0}, {200, 0, 0, 0}},
-  /* BINNING (host, counting sort): per particle: pos 24 B, cell id stored 4, histogram
-   *   increment 8, scatter (cell id 4, counter 8, index 4) = 52 B; 14 flops (3 sub, 3 mul,
-   *   3 floor, hash 5). */
-  [DEM_WORK_BINNING] = {SIM_ON_HOST, {14, 0, 0, 0}, {52, 0, 0, 0}},
+  /* SEARCH (search.cl, history.cl: dem_search).
+   * per particle: pos+radius 32 B; nbr_count read and written 8; 27 buckets (cell_start[b],
+   *   [b+1]) 216; SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) = 972: 1228 B.
+   *   Flops: own cell 9 (3 x sub, div, floor), 6 walls x 2 (distance, r_i + skin) 12, and
+   *   SEARCH_CANDIDATES x 21 (the partner's cell 9, d^2 8, cutoff 4) 567: 588 flops.
+   * per pair (a slot written): partner id 4, old gid and spring for the history carry 28,
+   *   new gid, index and spring stored 32: 64 B; 0 flops (integer work). */
+  [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 21, 0, 0, 0},
+                       {32 + 8 + 216 + SEARCH_CANDIDATES * 36, 64, 0, 0}},
+  /* FORCES (forces.cl: dem_forces_pairs).
+   * per particle: pos, vel, omega 72 B, radius 8, nbr_count 4 read, force and torque 48 stored:
+   *   132 B; 3 flops (mass).
+   * per pair (a particle slot): nbr_index 4, partner radius 8 and pos 24, spring 24 (loaded,
+   *   or tested by dem_spring_zero): 60 B; 11 flops (separation 3, distance 6, overlap 2).
+   * per contact: partner vel+omega 48 B, spring stored 24: 72 B; 144 flops (normal 3, m_j 3,
+   *   R* 3, m* 3, v_r 3, ws 9; dem_contact: 120 = normal speed 5, k 3, sqrt 1, Fn 9, relative
+   *   velocity 12, v_n 5, v_t 6, spring rotation 5+5+6+5+2+3, advance 6, k_t 4, gamma_t 3,
+   *   F_t 9, |F_t|^2 5, cap 2, force 9, r n 3, torque 12). */
+  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 144, 0}, {132, 60, 72, 0}},
+  /* BOUNDARIES (boundaries.cl).
+   * per particle: radius 8, nbr_count 4, force and torque loaded and stored 96: 108 B; 0 flops.
+   * per pair (a wall slot): nbr_index 4, spring 24: 28 B; 2 flops (wall distance, overlap).
+   * per contact: vel+omega 48 B, spring stored 24: 72 B; 126 flops (ws 3, mass 3, dem_contact
+   *   120). */
+  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 126, 0}, {108, 28, 72, 0}},
+  /* EXTERNAL (external.cl): radius 8 B, force loaded and stored 48: 56 B; 9 flops (mass 3,
+   *   3 x (mul, add)). */
+  [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0}, {56, 0, 0, 0}},
+  /* INTEGRATE (integrator.cl: dem_kick_drift, the every-step kernel; dem_kick is cheaper):
+   *   radius 8, force 24, torque 24 loaded; pos, vel, omega loaded and stored 144: 200 B;
+   *   35 flops (m 3, I 3, the two step factors 4, 3 x (v, w, x updates 6) 18, |v| dt 7). */
+  [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {35, 0, 0, 0}, {200, 0, 0, 0}},
+  /* BINNING (host, solver/grid.c dem_grid_build, a counting sort into 2-4 buckets per particle):
+   *   per particle: bucket table cleared 8 B, two passes reading pos 48, counter increments 16,
+   *   index stored 4, prefix sum and shift-back over 2 buckets 32: 108 B; 18 flops (the bucket,
+   *   computed twice: 3 x sub, div, floor). */
+  [DEM_WORK_BINNING] = {SIM_ON_HOST, {18, 0, 0, 0}, {108, 0, 0, 0}},
   /* COPY_D2H / COPY_H2D: the bytes cross PCIe on a GPU; on a CPU device the store is wrapped
    *   with CL_MEM_USE_HOST_PTR (solver/particles.h), so only the enqueue is paid. */
   [DEM_WORK_COPY_D2H] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
   [DEM_WORK_COPY_H2D] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
   /* PACK: each byte read once and written once. */
   [DEM_WORK_PACK] = {SIM_ON_HOST, {0, 0, 0, 0}, {0, 0, 0, 2}},
-  /* PARTITION: `particles` is set below to particle-levels (see sim_cost_of). */
+  /* PARTITION: `particles` is turned into particle-levels (see sim_cost_of). */
   [DEM_WORK_PARTITION] = {SIM_ON_HOST, {RCB_FLOPS_PER_PARTICLE_LEVEL, 0, 0, 0},
                           {RCB_BYTES_PER_PARTICLE_LEVEL, 0, 0, 0}},
   /* OUTPUT: HDF5 copies the data into its buffers and the page cache (the disk write is

@@ -1,0 +1,81 @@
+/* The study's cloud, platforms/openstack.xml: every container reads, the calibration holds,
+ * and the network separates co-located from remote containers. Ranks on n1-cn6700-1,
+ * n1-cn6700-2a (same node), n4-cn6700-4, n6-cn4790-4 and g1-cngpu. */
+#include "sim_testing.h"
+#include "testing.h"
+
+#include <stdio.h>
+
+/* Every container of the study's cases has all its properties. */
+static void test_every_container_reads(void)
+{
+  const char *shapes[] = {"cn6700-1", "cn6700-2a", "cn6700-2b", "cn6700-3", "cn6700-4"};
+  char name[64], err[256];
+  sim_host_t h;
+  for (int n = 1; n <= 5; n++)
+    for (int s = 0; s < 5; s++) {
+      snprintf(name, sizeof name, "n%d-%s", n, shapes[s]);
+      int rc = sim_host_read(&h, name, err, sizeof err);
+      if (rc) fprintf(stderr, "%s\n", err);
+      CU_ASSERT_EQUAL(rc, 0);
+      CU_ASSERT_STRING_EQUAL(h.node_type, "i7-6700");
+      CU_ASSERT_EQUAL(h.device, SIM_DEVICE_CPU);
+    }
+  const char *others[] = {"n6-cn4790-4", "n7-cn4790-4", "g1-cngpu"};
+  for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(sim_host_read(&h, others[i], err, sizeof err), 0);
+  CU_ASSERT_EQUAL(h.device, SIM_DEVICE_GPU);
+  CU_ASSERT_STRING_EQUAL(h.container, "CN-GPU");
+}
+
+/* Case 1's observation, which calibrated core_bw: a forces kernel on CN-6700-1 takes 3.3 times
+ * as long as on CN-6700-4 (memory bound; 4 cores are capped by the node's bandwidth). */
+static void test_case1_ratio(void)
+{
+  dem_work_t w = {.kind = DEM_WORK_FORCES, .particles = 1e5, .pairs = 6e5, .contacts = 3e5};
+  int one = sim_test_on("n1-cn6700-1"), four = sim_test_on("n4-cn6700-4");
+  double t = sim_test_together(one || four, &w), t1 = 0, t4 = 0;
+  double x1 = one ? t : 0.0, x4 = four ? t : 0.0;
+  MPI_Allreduce(&x1, &t1, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&x4, &t4, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  SIM_ASSERT_CLOSE(t1 / t4, 3.3, 1e-3);
+  /* the GPU container is faster still on the kernel itself */
+  double tg = sim_test_together(sim_test_on("g1-cngpu"), &w), xg = tg;
+  MPI_Allreduce(&xg, &tg, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  CU_ASSERT(tg < t4 / 5.0);
+}
+
+/* 1 MB goes through the node's bridge between co-located containers, through two NICs and the
+ * 1 Gbps switch (8 ms at least) between nodes. */
+static void test_network(void)
+{
+  static char buf[1 << 20];
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  double near = 0, far = 0;
+  /* ranks 0 (n1-cn6700-1) and 1 (n1-cn6700-2a) share node n1; rank 2 is n4-cn6700-4 */
+  for (int peer = 1; peer <= 2; peer++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    if (rank == 0) MPI_Send(buf, sizeof buf, MPI_CHAR, peer, 0, MPI_COMM_WORLD);
+    if (rank == peer) {
+      MPI_Recv(buf, sizeof buf, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      double dt = MPI_Wtime() - t0;
+      if (peer == 1) near = dt;
+      else far = dt;
+    }
+  }
+  double n = 0, f = 0;
+  MPI_Allreduce(&near, &n, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&far, &f, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0) printf("\n1 MB: co-located %.3g s, between nodes %.3g s\n", n, f);
+  CU_ASSERT(f > 8e-3 && f < 12e-3);
+  CU_ASSERT(n < 2e-3);
+}
+
+static CU_TestInfo tests[] = {
+  {"every container of the study's cloud reads", test_every_container_reads},
+  {"CN-6700-1 is 3.3 times slower than CN-6700-4 (case 1)", test_case1_ratio},
+  {"co-located containers talk faster than nodes", test_network},
+  CU_TEST_INFO_NULL};
+static CU_SuiteInfo suites[] = {{"sim_openstack", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
+DEM_TEST_MAIN(suites)
