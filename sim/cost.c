@@ -19,20 +19,22 @@
  *
  * Host-side work runs on one core: packing and output are bandwidth work (a packed or written
  * byte is read once and written once: 2 B of traffic); Zoltan RCB is charged per particle and
- * bisection level (see RCB_* below). */
+ * bisection level (RCB_* below, calibrated against Zoltan itself). */
 #include "cost.h"
 
 #include <math.h>
 
 #define SEARCH_CANDIDATES 27.0
 
-/* Zoltan RCB, per particle and bisection level: an ESTIMATE, not measured. Building the dots
- * from the query callbacks and moving them to their side of each cut copies about 100 B of dot
- * data (coordinates, weight, global and local ids, part) and reads it back once, +20 B of
- * coordinate reads by the median search; the median search passes over the dots about 10 times
- * per cut (Zoltan's find_median), each pass a compare and a weighted sum: ~4 flops per dot. */
+/* Zoltan RCB, per particle and bisection level (plus one level's worth for building the dots):
+ * CALIBRATED. Zoltan of Trilinos 13.2 (Debian), LB_METHOD=RCB, 500,000 particles on the study's
+ * lattice, one process cutting 2, 4, 8 and 16 parts, best of 3, on the 2-core development
+ * machine: 302, 366, 485 and 433 ns per particle for 1+1 ... 1+4 levels, about 120 ns per
+ * particle-level. RCB is not a streaming loop (callbacks, allocations, median iterations), so
+ * the cost is expressed as equivalent memory traffic: 120 ns x 11 GB/s (platforms/local.xml's
+ * per-core bandwidth) = 1300 B, with a few flops per dot per median pass beside it. */
 #define RCB_FLOPS_PER_PARTICLE_LEVEL 40.0
-#define RCB_BYTES_PER_PARTICLE_LEVEL 220.0
+#define RCB_BYTES_PER_PARTICLE_LEVEL 1300.0
 
 typedef struct coef {
   sim_place_t place;
