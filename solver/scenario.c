@@ -315,20 +315,9 @@ static int walk(dem_scenario_t *s, config_setting_t *group, const char *prefix, 
   return 0;
 }
 
-int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t errlen)
+/* Shared by the file and text readers: the parsed configuration is walked into s. */
+static int load(dem_scenario_t *s, config_t *cfg, const char *path, char *err, size_t errlen)
 {
-  FILE *f = fopen(path, "r");
-  if (!f) return fail(err, errlen, "%s: cannot open the scenario file: %s", path, strerror(errno));
-  config_t cfg;
-  config_init(&cfg);
-  int ok = config_read(&cfg, f);
-  fclose(f);
-  if (!ok) {
-    fail(err, errlen, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)", path,
-         config_error_line(&cfg), config_error_text(&cfg));
-    config_destroy(&cfg);
-    return -1;
-  }
   snprintf(s->file, sizeof s->file, "%s", path);
   snprintf(s->dir, sizeof s->dir, "%s", path);
   char *slash = strrchr(s->dir, '/');
@@ -336,8 +325,7 @@ int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t err
   else snprintf(s->dir, sizeof s->dir, ".");
   char platform_before[DEM_PATH_MAX];
   snprintf(platform_before, sizeof platform_before, "%s", s->platform);
-  int rc = walk(s, config_root_setting(&cfg), "", path, err, errlen);
-  config_destroy(&cfg);
+  int rc = walk(s, config_root_setting(cfg), "", path, err, errlen);
   /* a platform named in the file is relative to the file */
   if (rc == 0 && strcmp(platform_before, s->platform) != 0 && s->platform[0] && s->platform[0] != '/') {
     char full[2 * DEM_PATH_MAX + 2];
@@ -346,6 +334,35 @@ int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t err
       return fail(err, errlen, "%s: key 'platform.file': path too long", path);
     memcpy(s->platform, full, strlen(full) + 1);
   }
+  return rc;
+}
+
+int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t errlen)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) return fail(err, errlen, "%s: cannot open the scenario file: %s", path, strerror(errno));
+  config_t cfg;
+  config_init(&cfg);
+  int ok = config_read(&cfg, f);
+  fclose(f);
+  int rc = ok ? load(s, &cfg, path, err, errlen)
+              : fail(err, errlen, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)", path,
+                     config_error_line(&cfg), config_error_text(&cfg));
+  config_destroy(&cfg);
+  return rc;
+}
+
+int dem_scenario_read_text(dem_scenario_t *s, const char *text, const char *name, char *err, size_t errlen)
+{
+  config_t cfg;
+  config_init(&cfg);
+  /* no @include from text: it has no directory of its own */
+  config_set_include_dir(&cfg, "/nonexistent");
+  int ok = config_read_string(&cfg, text);
+  int rc = ok ? load(s, &cfg, name, err, errlen)
+              : fail(err, errlen, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)", name,
+                     config_error_line(&cfg), config_error_text(&cfg));
+  config_destroy(&cfg);
   return rc;
 }
 
@@ -396,38 +413,48 @@ int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_
   return store_number(s, k, v, where, err, errlen);
 }
 
+/* Sites of spacing `spacing` along a length: the centres from d/2 to length - d/2. -1 when
+ * the count is not a sane number (checked in double before any conversion). */
+static long sites_along(double length, double d, double spacing)
+{
+  double n = floor((length - d) / spacing + 1e-9) + 1.0;
+  if (!isfinite(n) || n < 1.0 || n > 2147483647.0) return -1;
+  return (long)n;
+}
+
 int dem_scenario_lattice(const dem_scenario_t *s, dem_lattice_t *lat, char *err, size_t errlen)
 {
+  const char *f = s->file[0] ? s->file : "(defaults)";
   double height = s->box * s->fill;
   double spacing = s->spacing;
   if (spacing <= 0) {
     if (s->particles <= 0)
-      return fail(err, errlen, "%s: keys 'problem.spacing' and 'problem.particles': set at least one of them (> 0)",
-                  s->file);
+      return fail(err, errlen, "%s: keys 'problem.spacing' and 'problem.particles': set at least one of them (> 0)", f);
     spacing = cbrt(s->box * s->box * height / (double)s->particles);
   }
-  /* the largest lattice of this spacing whose particles fit inside the walls */
   double d = s->diameter_ratio * spacing;
-  long nxy = (long)floor((s->box - d) / spacing + 1e-9) + 1;
-  long nz = (long)floor((height - d) / spacing + 1e-9) + 1;
-  if (d >= s->box || d >= height || nxy < 1 || nz < 1)
+  if (!isfinite(spacing) || !isfinite(d) || spacing <= 0 || d >= s->box || d >= height)
     return fail(err, errlen, "%s: keys 'problem.spacing'/'problem.diameter_ratio': particles of diameter %g m do not fit "
-                "in the filled part (%g m x %g m x %g m)", s->file, d, s->box, s->box, height);
+                "in the filled part (%g m x %g m x %g m)", f, d, s->box, s->box, height);
+  /* the largest lattice of this spacing whose particles fit inside the walls */
+  long nxy = sites_along(s->box, d, spacing), nz = sites_along(height, d, spacing);
+  if (nxy < 0 || nz < 0 || (double)nxy * (double)nxy * (double)nz > 4e9)
+    return fail(err, errlen, "%s: key 'problem.spacing': a lattice of spacing %g m in a %g m box has too many sites "
+                "(at most 2^31 particles)", f, spacing, s->box);
   long capacity = nxy * nxy * nz;
   long count = s->particles > 0 ? s->particles : capacity;
-  if (s->spacing <= 0 && count > capacity) {
-    /* rounding of the derived spacing lost a row: shrink it just enough */
-    while (nxy * nxy * nz < count) {
-      spacing *= 0.999;
-      d = s->diameter_ratio * spacing;
-      nxy = (long)floor((s->box - d) / spacing + 1e-9) + 1;
-      nz = (long)floor((height - d) / spacing + 1e-9) + 1;
-    }
+  /* rounding of a derived spacing can lose a row: shrink it just enough (a few steps) */
+  for (int tries = 0; s->spacing <= 0 && count > capacity && tries < 100; tries++) {
+    spacing *= 0.999;
+    d = s->diameter_ratio * spacing;
+    nxy = sites_along(s->box, d, spacing);
+    nz = sites_along(height, d, spacing);
+    if (nxy < 0 || nz < 0) break;
     capacity = nxy * nxy * nz;
   }
-  if (count > capacity)
+  if (count > capacity || count > 2147483647L)
     return fail(err, errlen, "%s: key 'problem.particles' = %ld: the lattice of spacing %g m holds only %ld particles",
-                s->file, count, spacing, capacity);
+                f, count, spacing, capacity);
   lat->nx = lat->ny = nxy;
   lat->nz = nz;
   lat->count = count;

@@ -70,6 +70,8 @@ typedef struct dem_scenario {
 void dem_scenario_defaults(dem_scenario_t *s);
 /* Reads a scenario file over the current values. Returns 0, or -1 with a message in err. */
 int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t errlen);
+/* The same from a string; `name` stands for the file in messages. */
+int dem_scenario_read_text(dem_scenario_t *s, const char *text, const char *name, char *err, size_t errlen);
 /* Applies one "key=value" override. Returns 0, or -1 with a message. */
 int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_t errlen);
 /* Checks ranges and cross-field conditions (time step against the critical step, initial
