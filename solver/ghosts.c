@@ -1,42 +1,404 @@
-/* Placeholder until the ghost exchange lands: one rank has no ghosts. */
+/* Ghost registration and the per-step ghost exchange (see ghosts.h).
+ *
+ * Which particles: the search pairs particles closer than r_i + r_j + skin <= 2 r_max + skin,
+ * the ghost layer. Owned particles may have drifted out of their part's RCB box since the
+ * last repartition (they stay owned until the next one), by at most `drift` = the largest
+ * such excursion over all ranks. A particle x of rank B is therefore sent to every rank whose
+ * part box meets the cube [x - layer - drift, x + layer + drift] (Zoltan_LB_Box_Assign):
+ * every partner within the cutoff of any particle of that rank is then there. The set is
+ * fixed at registration, and registration is repeated right before every contact search
+ * (dem_ghosts_refresh): between searches the neighbour lists do not change, and the skin
+ * guarantees that no pair outside them comes into contact, so the ghosts the lists name are
+ * all a step needs.
+ *
+ * Order: at registration the owned particles sent anywhere (the border) are moved, in their
+ * order, to the end of the owned range [n - n_border, n), so each step copies one contiguous
+ * range device -> host. Ghosts are appended per source rank, in the sender's order, and every
+ * step's message carries the same particles in the same order: positions, velocities and
+ * angular velocities (9 doubles each, copied bit for bit). Buffers and the request table are
+ * sized at registration and reused until the next one. */
 #include "ghosts.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "clock.h"
 #include "engine.h"
+#include "parallel.h"
+#include "particles.h"
+#include "partition.h"
 #include "simulation.h"
+#include "timers.h"
 
-struct dem_ghosts { int unused; };
+enum { TAG_REGISTER = 31, TAG_STATE = 32 };
+enum { REG_DOUBLES = 11,   /* id, radius, pos[3], vel[3], omega[3] */
+       STATE_DOUBLES = 9 }; /* pos[3], vel[3], omega[3] */
+
+typedef struct dest_pair { int rank; int32_t index; } dest_pair_t;
+
+struct dem_ghosts {
+  int rank, ranks;
+  int forced;          /* slot indices stale: the next step must search */
+  double layer;        /* m */
+  /* send side: to_index[to_first[k] .. + to_count[k]) are sent to rank to_rank[k] */
+  int n_to;
+  int *to_rank;
+  size_t *to_first, *to_count;
+  int32_t *to_index;
+  size_t to_total, to_index_cap;
+  size_t n_border;     /* owned particles [n - n_border, n) are sent somewhere */
+  /* receive side: ghosts [n + from_first[k], + from_count[k]) come from rank from_rank[k] */
+  int n_from;
+  int *from_rank;
+  size_t *from_first, *from_count;
+  size_t n_ghost;
+  /* buffers, sized at registration */
+  double *send_buf, *recv_buf;
+  size_t send_cap, recv_cap; /* doubles */
+  dem_parallel_xchg_t *xchg;
+  /* registration scratch, kept between registrations */
+  int *count_to, *count_from; /* per rank */
+  dest_pair_t *pairs;
+  size_t pairs_cap;
+  size_t *perm;
+  size_t perm_cap;
+  dem_particles_t *scratch;
+  double comm_time;    /* s, MPI time of the per-step exchanges */
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* grows *buf to hold at least n elements of `size` bytes; 0 or -1 */
+static int grow(void **buf, size_t *cap, size_t n, size_t size)
+{
+  if (n <= *cap && *buf) return 0;
+  size_t c = n + n / 2 + 16;
+  void *b = realloc(*buf, c * size);
+  if (!b) return -1;
+  *buf = b;
+  *cap = c;
+  return 0;
+}
 
 dem_ghosts_t *dem_ghosts_create(dem_sim_t *sim, char *err, size_t errlen)
 {
-  (void)sim; (void)err; (void)errlen;
-  return calloc(1, sizeof(dem_ghosts_t));
+  dem_ghosts_t *g = calloc(1, sizeof *g);
+  if (!g) {
+    fail(err, errlen, "out of memory (ghosts)");
+    return NULL;
+  }
+  g->rank = sim->rank;
+  g->ranks = sim->ranks;
+  size_t r = (size_t)g->ranks;
+  g->to_rank = calloc(r, sizeof *g->to_rank);
+  g->to_first = calloc(r, sizeof *g->to_first);
+  g->to_count = calloc(r, sizeof *g->to_count);
+  g->from_rank = calloc(r, sizeof *g->from_rank);
+  g->from_first = calloc(r, sizeof *g->from_first);
+  g->from_count = calloc(r, sizeof *g->from_count);
+  g->count_to = calloc(r, sizeof *g->count_to);
+  g->count_from = calloc(r, sizeof *g->count_from);
+  g->xchg = dem_parallel_xchg_create(2 * g->ranks);
+  if (!g->to_rank || !g->to_first || !g->to_count || !g->from_rank || !g->from_first || !g->from_count ||
+      !g->count_to || !g->count_from || !g->xchg) {
+    dem_ghosts_destroy(&g);
+    fail(err, errlen, "out of memory (ghosts)");
+    return NULL;
+  }
+  return g;
 }
 
-void dem_ghosts_destroy(dem_ghosts_t **g)
+void dem_ghosts_destroy(dem_ghosts_t **gp)
 {
-  free(*g);
-  *g = NULL;
+  dem_ghosts_t *g = *gp;
+  if (!g) return;
+  free(g->to_rank);
+  free(g->to_first);
+  free(g->to_count);
+  free(g->to_index);
+  free(g->from_rank);
+  free(g->from_first);
+  free(g->from_count);
+  free(g->send_buf);
+  free(g->recv_buf);
+  free(g->count_to);
+  free(g->count_from);
+  free(g->pairs);
+  free(g->perm);
+  dem_particles_destroy(&g->scratch);
+  dem_parallel_xchg_destroy(&g->xchg);
+  free(g);
+  *gp = NULL;
+}
+
+/* Moves the border particles (flag set) to the end of the owned range, keeping the order
+ * within both groups; old_to_new receives each particle's new index. */
+static int move_border_last(dem_ghosts_t *g, dem_particles_t *p, const char *border, size_t *old_to_new)
+{
+  size_t n = p->n, k = 0;
+  if (grow((void **)&g->perm, &g->perm_cap, n, sizeof *g->perm)) return -1;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < n; i++)
+      if ((border[i] != 0) == pass) {
+        g->perm[k] = i;
+        old_to_new[i] = k++;
+      }
+  int identity = 1;
+  for (size_t i = 0; i < n && identity; i++) identity = g->perm[i] == i;
+  if (identity) return 0;
+  if (!g->scratch || g->scratch->cap < n) {
+    dem_particles_destroy(&g->scratch);
+    g->scratch = dem_particles_create(n + n / 4 + 16);
+    if (!g->scratch) return -1;
+  }
+  for (size_t i = 0; i < n; i++) dem_particles_copy_one(g->scratch, i, p, g->perm[i]);
+  for (size_t i = 0; i < n; i++) dem_particles_copy_one(p, i, g->scratch, i);
+  return 0;
+}
+
+/* The registration proper (collective). */
+static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
+{
+  dem_particles_t *p = sim->p;
+  const int me = g->rank;
+  p->n_ghost = 0;
+  if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
+    return fail(err, errlen, "ghost registration: device -> host: %s", dem_engine_error(sim->engine));
+
+  /* the layer, and how far owned particles strayed out of their part's box */
+  double lo[3], hi[3];
+  if (dem_partition_part_box(sim->partition, me, lo, hi))
+    return fail(err, errlen, "ghost registration: no RCB box for part %d", me);
+  double mx[2] = {0.0, 0.0}; /* r_max, drift */
+  for (size_t i = 0; i < p->n; i++) {
+    if (p->radius[i] > mx[0]) mx[0] = p->radius[i];
+    for (int a = 0; a < 3; a++) {
+      double x = p->pos[3 * i + (size_t)a];
+      double out = x < lo[a] ? lo[a] - x : x > hi[a] ? x - hi[a] : 0.0;
+      if (out > mx[1]) mx[1] = out;
+    }
+  }
+  dem_parallel_max_double(mx, 2);
+  g->layer = 2.0 * mx[0] + sim->prm.skin;
+  /* a little extra for rounding in the box tests: being generous only costs a few ghosts */
+  double margin = (g->layer + mx[1]) * (1.0 + 1e-9) + 1e-12;
+
+  /* destinations of every owned particle */
+  size_t np = 0;
+  char *border = calloc(p->n ? p->n : 1, 1);
+  size_t *old_to_new = malloc((p->n ? p->n : 1) * sizeof *old_to_new);
+  int *ranks = malloc((size_t)g->ranks * sizeof *ranks);
+  int bad = !border || !old_to_new || !ranks;
+  memset(g->count_to, 0, (size_t)g->ranks * sizeof *g->count_to);
+  for (size_t i = 0; !bad && i < p->n; i++) {
+    const double *x = p->pos + 3 * i;
+    double blo[3] = {x[0] - margin, x[1] - margin, x[2] - margin}, bhi[3] = {x[0] + margin, x[1] + margin, x[2] + margin};
+    int nr = dem_partition_box_ranks(sim->partition, blo, bhi, ranks, g->ranks);
+    if (nr < 0) {
+      bad = 2;
+      break;
+    }
+    for (int k = 0; k < nr; k++) {
+      if (ranks[k] == me) continue;
+      if (grow((void **)&g->pairs, &g->pairs_cap, np + 1, sizeof *g->pairs)) {
+        bad = 1;
+        break;
+      }
+      g->pairs[np++] = (dest_pair_t){ranks[k], (int32_t)i};
+      g->count_to[ranks[k]]++;
+      border[i] = 1;
+    }
+  }
+  if (!bad && move_border_last(g, p, border, old_to_new)) bad = 1;
+  size_t n_border = 0;
+  for (size_t i = 0; !bad && i < p->n; i++) n_border += border[i] != 0;
+  free(border);
+  free(ranks);
+
+  /* send lists, grouped by destination rank (counting sort keeps the new index order) */
+  if (!bad && grow((void **)&g->to_index, &g->to_index_cap, np, sizeof *g->to_index)) bad = 1;
+  if (!bad) {
+    g->n_to = 0;
+    size_t off = 0;
+    for (int r = 0; r < g->ranks; r++)
+      if (g->count_to[r] > 0) {
+        g->to_rank[g->n_to] = r;
+        g->to_first[g->n_to] = off;
+        g->to_count[g->n_to] = 0;
+        off += (size_t)g->count_to[r];
+        g->n_to++;
+      }
+    int *slot = malloc((size_t)g->ranks * sizeof *slot);
+    if (!slot) bad = 1;
+    else {
+      for (int k = 0; k < g->n_to; k++) slot[g->to_rank[k]] = k;
+      /* pairs are in old-index order; after the move the border keeps its relative order,
+       * so each destination's list comes out sorted by new index */
+      for (size_t q = 0; q < np; q++) {
+        int k = slot[g->pairs[q].rank];
+        g->to_index[g->to_first[k] + g->to_count[k]++] = (int32_t)old_to_new[g->pairs[q].index];
+      }
+      free(slot);
+    }
+    g->to_total = np;
+    g->n_border = n_border;
+  }
+  free(old_to_new);
+  dem_parallel_max_int(&bad, 1);
+  if (bad) return fail(err, errlen, bad == 2 ? "ghost registration: Zoltan box assignment failed"
+                                              : "ghost registration: out of memory");
+
+  /* who sends me how many */
+  dem_parallel_alltoall_int(g->count_to, g->count_from);
+  g->n_from = 0;
+  size_t n_ghost = 0;
+  for (int r = 0; r < g->ranks; r++)
+    if (r != me && g->count_from[r] > 0) {
+      g->from_rank[g->n_from] = r;
+      g->from_first[g->n_from] = n_ghost;
+      g->from_count[g->n_from] = (size_t)g->count_from[r];
+      n_ghost += (size_t)g->count_from[r];
+      g->n_from++;
+    }
+
+  /* buffers for this registration's message and every step's */
+  if (grow((void **)&g->send_buf, &g->send_cap, REG_DOUBLES * g->to_total, sizeof(double)) ||
+      grow((void **)&g->recv_buf, &g->recv_cap, REG_DOUBLES * n_ghost, sizeof(double)) ||
+      (p->n + n_ghost > p->cap && dem_particles_reserve(p, p->n + n_ghost + (p->n + n_ghost) / 8 + 16)))
+    bad = 1;
+  dem_parallel_max_int(&bad, 1);
+  if (bad) return fail(err, errlen, "ghost registration: out of memory for %zu ghosts", n_ghost);
+
+  for (int k = 0; k < g->n_from; k++)
+    if (dem_parallel_xchg_recv(g->xchg, g->recv_buf + REG_DOUBLES * g->from_first[k],
+                               REG_DOUBLES * g->from_count[k] * sizeof(double), g->from_rank[k], TAG_REGISTER))
+      bad = 1;
+  for (size_t q = 0; q < g->to_total; q++) {
+    size_t i = (size_t)g->to_index[q];
+    double *b = g->send_buf + REG_DOUBLES * q;
+    b[0] = (double)p->id[i];
+    b[1] = p->radius[i];
+    memcpy(b + 2, p->pos + 3 * i, 3 * sizeof(double));
+    memcpy(b + 5, p->vel + 3 * i, 3 * sizeof(double));
+    memcpy(b + 8, p->omega + 3 * i, 3 * sizeof(double));
+  }
+  for (int k = 0; k < g->n_to; k++)
+    if (dem_parallel_xchg_send(g->xchg, g->send_buf + REG_DOUBLES * g->to_first[k],
+                               REG_DOUBLES * g->to_count[k] * sizeof(double), g->to_rank[k], TAG_REGISTER))
+      bad = 1;
+  dem_parallel_xchg_wait(g->xchg);
+  dem_parallel_max_int(&bad, 1);
+  if (bad) return fail(err, errlen, "ghost registration: a message exceeds the MPI count limit");
+
+  for (size_t q = 0; q < n_ghost; q++) {
+    size_t i = p->n + q;
+    const double *b = g->recv_buf + REG_DOUBLES * q;
+    p->id[i] = (dem_gid_t)b[0];
+    p->radius[i] = b[1];
+    memcpy(p->pos + 3 * i, b + 2, 3 * sizeof(double));
+    memcpy(p->vel + 3 * i, b + 5, 3 * sizeof(double));
+    memcpy(p->omega + 3 * i, b + 8, 3 * sizeof(double));
+    memset(p->force + 3 * i, 0, 3 * sizeof(double));
+    memset(p->torque + 3 * i, 0, 3 * sizeof(double));
+    p->nbr_count[i] = 0;
+  }
+  p->n_ghost = n_ghost;
+  g->n_ghost = n_ghost;
+
+  dem_work_t w = {.kind = DEM_WORK_PACK,
+                  .bytes = (double)sizeof(double) * REG_DOUBLES * (double)(g->to_total + n_ghost) +
+                           (double)dem_particles_bytes_per_particle() * 2.0 * (double)p->n};
+  dem_clock_charge(&w);
+  if (dem_engine_resize(sim->engine) || dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n + n_ghost))
+    return fail(err, errlen, "ghost registration: host -> device: %s", dem_engine_error(sim->engine));
+  return 0;
 }
 
 int dem_ghosts_register(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
 {
-  (void)g; (void)sim; (void)err; (void)errlen;
+  if (g->ranks == 1) return 0;
+  if (register_ghosts(g, sim, err, errlen)) return -1;
+  g->forced = 1;
+  return 0;
+}
+
+int dem_ghosts_refresh(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
+{
+  if (g->ranks > 1 && register_ghosts(g, sim, err, errlen)) return -1;
+  g->forced = 0;
   return 0;
 }
 
 int dem_ghosts_exchange(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
 {
-  (void)g; (void)sim; (void)err; (void)errlen;
+  if (g->ranks == 1) return 0;
+  dem_particles_t *p = sim->p;
+  if (g->n_border > 0 &&
+      dem_engine_pull(sim->engine, DEM_F_POS | DEM_F_VEL | DEM_F_OMEGA, p->n - g->n_border, g->n_border))
+    return fail(err, errlen, "ghost exchange: device -> host: %s", dem_engine_error(sim->engine));
+
+  double t0 = dem_parallel_wtime();
+  int bad = 0;
+  for (int k = 0; k < g->n_from; k++)
+    bad |= dem_parallel_xchg_recv(g->xchg, g->recv_buf + STATE_DOUBLES * g->from_first[k],
+                                  STATE_DOUBLES * g->from_count[k] * sizeof(double), g->from_rank[k], TAG_STATE);
+  double t1 = dem_parallel_wtime();
+  for (size_t q = 0; q < g->to_total; q++) {
+    size_t i = (size_t)g->to_index[q];
+    double *b = g->send_buf + STATE_DOUBLES * q;
+    memcpy(b, p->pos + 3 * i, 3 * sizeof(double));
+    memcpy(b + 3, p->vel + 3 * i, 3 * sizeof(double));
+    memcpy(b + 6, p->omega + 3 * i, 3 * sizeof(double));
+  }
+  double t2 = dem_parallel_wtime();
+  for (int k = 0; k < g->n_to; k++)
+    bad |= dem_parallel_xchg_send(g->xchg, g->send_buf + STATE_DOUBLES * g->to_first[k],
+                                  STATE_DOUBLES * g->to_count[k] * sizeof(double), g->to_rank[k], TAG_STATE);
+  dem_timer_start(&sim->timers, DEM_T_WAIT);
+  dem_parallel_xchg_wait(g->xchg);
+  dem_timer_stop(&sim->timers, DEM_T_WAIT);
+  g->comm_time += (t1 - t0) + (dem_parallel_wtime() - t2);
+  if (bad) return fail(err, errlen, "ghost exchange: a message exceeds the MPI count limit");
+
+  for (size_t q = 0; q < g->n_ghost; q++) {
+    size_t i = p->n + q;
+    const double *b = g->recv_buf + STATE_DOUBLES * q;
+    memcpy(p->pos + 3 * i, b, 3 * sizeof(double));
+    memcpy(p->vel + 3 * i, b + 3, 3 * sizeof(double));
+    memcpy(p->omega + 3 * i, b + 6, 3 * sizeof(double));
+  }
+  dem_work_t w = {.kind = DEM_WORK_PACK,
+                  .bytes = (double)sizeof(double) * STATE_DOUBLES * (double)(g->to_total + g->n_ghost)};
+  dem_clock_charge(&w);
+  if (g->n_ghost > 0 && dem_engine_push(sim->engine, DEM_F_POS | DEM_F_VEL | DEM_F_OMEGA, p->n, g->n_ghost))
+    return fail(err, errlen, "ghost exchange: host -> device: %s", dem_engine_error(sim->engine));
   return 0;
 }
 
+/* The reduction waits for the slowest rank, also ranks that are no ghost neighbours: that
+ * time is waiting too, and is counted as such (and as communication). */
 int dem_ghosts_need_search(dem_ghosts_t *g, dem_sim_t *sim)
 {
-  (void)g;
-  return dem_engine_needs_search(sim->engine);
+  int need = g->forced || dem_engine_needs_search(sim->engine);
+  if (g->ranks > 1) {
+    double t0 = dem_parallel_wtime();
+    dem_timer_start(&sim->timers, DEM_T_WAIT);
+    dem_parallel_max_int(&need, 1);
+    dem_timer_stop(&sim->timers, DEM_T_WAIT);
+    g->comm_time += dem_parallel_wtime() - t0;
+  }
+  return need;
 }
 
-size_t dem_ghosts_count(const dem_ghosts_t *g) { (void)g; return 0; }
-double dem_ghosts_comm_time(const dem_ghosts_t *g) { (void)g; return 0.0; }
+size_t dem_ghosts_count(const dem_ghosts_t *g) { return g->n_ghost; }
+double dem_ghosts_comm_time(const dem_ghosts_t *g) { return g->comm_time; }
+double dem_ghosts_layer(const dem_ghosts_t *g) { return g->layer; }

@@ -1,7 +1,7 @@
 /* Ghost particles: copies of other ranks' particles within the ghost layer (contact range +
  * skin) of this rank's part. Registered at each repartition; their state is exchanged every
- * step with non-blocking MPI through buffers allocated at registration; only the ghosts are
- * copied device <-> host each step. */
+ * step with non-blocking MPI through buffers allocated at registration; only the ghosts (and
+ * the owned particles other ranks need) are copied device <-> host each step. */
 #ifndef DEMSIM_SOLVER_GHOSTS_H
 #define DEMSIM_SOLVER_GHOSTS_H
 
@@ -12,14 +12,24 @@ typedef struct dem_ghosts dem_ghosts_t;
 
 dem_ghosts_t *dem_ghosts_create(struct dem_sim *sim, char *err, size_t errlen);
 void dem_ghosts_destroy(dem_ghosts_t **g);
-/* Collective: decides which owned particles each neighbour rank needs and receives theirs. */
+/* Collective: decides which owned particles each other rank needs and receives theirs (ids,
+ * radii, positions, velocities, angular velocities), appended after the owned particles.
+ * Reorders the owned particles (the ones sent go last) and so invalidates the slots' local
+ * indices: the next dem_ghosts_need_search() returns 1. */
 int dem_ghosts_register(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
 /* Collective, every step: ghosts device -> host, exchange, host -> device. Times the wait
  * (DEM_T_WAIT) and the communication. */
 int dem_ghosts_exchange(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
-/* Collective: 1 when any rank's particles (or ghosts) may have used up half the skin. */
+/* Collective: 1 when any rank's particles (or ghosts) may have used up half the skin, or when
+ * the slots' local indices are stale (after a registration). */
 int dem_ghosts_need_search(dem_ghosts_t *g, struct dem_sim *sim);
+/* Collective, right before a contact search: registers the ghosts again at the current
+ * positions, so that every pair within the search cutoff is visible to the search even when
+ * particles have drifted since the last repartition. Clears the forced-search flag (the
+ * search that follows rebuilds the indices). Does nothing on one rank. */
+int dem_ghosts_refresh(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
 size_t dem_ghosts_count(const dem_ghosts_t *g);
 double dem_ghosts_comm_time(const dem_ghosts_t *g); /* s, total time in MPI calls of the exchange */
+double dem_ghosts_layer(const dem_ghosts_t *g);     /* m, width of the ghost layer at the last registration */
 
 #endif

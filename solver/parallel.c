@@ -6,7 +6,17 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
+
+/* The communicator of every call below: MPI_COMM_WORLD, or MPI_COMM_SELF while a test runs a
+ * serial reference (dem_parallel_use_self). */
+static int use_self;
+
+/* a function, not a constant: under SMPI MPI_COMM_WORLD is itself a call, per rank */
+static MPI_Comm comm(void) { return use_self ? MPI_COMM_SELF : MPI_COMM_WORLD; }
+
+void dem_parallel_use_self(int on) { use_self = on; }
 
 int dem_parallel_init(int *argc, char ***argv)
 {
@@ -28,34 +38,34 @@ void dem_parallel_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 int dem_parallel_rank(void)
 {
   int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_rank(comm(), &r);
   return r;
 }
 
 int dem_parallel_size(void)
 {
   int n = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  MPI_Comm_size(comm(), &n);
   return n;
 }
 
 double dem_parallel_wtime(void) { return MPI_Wtime(); }
-void dem_parallel_barrier(void) { MPI_Barrier(MPI_COMM_WORLD); }
+void dem_parallel_barrier(void) { MPI_Barrier(comm()); }
 
-void dem_parallel_sum_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); }
-void dem_parallel_max_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); }
-void dem_parallel_min_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD); }
-void dem_parallel_sum_long(long *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD); }
-void dem_parallel_max_int(int *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD); }
+void dem_parallel_sum_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, comm()); }
+void dem_parallel_max_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm()); }
+void dem_parallel_min_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MIN, comm()); }
+void dem_parallel_sum_long(long *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG, MPI_SUM, comm()); }
+void dem_parallel_max_int(int *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MAX, comm()); }
 
 void dem_parallel_gather_double(const double *in, int n, double *out, int root)
 {
-  MPI_Gather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, root, MPI_COMM_WORLD);
+  MPI_Gather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, root, comm());
 }
 
 void dem_parallel_gather_counts(long mine, long *counts, int root)
 {
-  MPI_Gather(&mine, 1, MPI_LONG, counts, 1, MPI_LONG, root, MPI_COMM_WORLD);
+  MPI_Gather(&mine, 1, MPI_LONG, counts, 1, MPI_LONG, root, comm());
 }
 
 /* Byte counts can exceed INT_MAX at the full study scale, so the gather is done as one
@@ -67,7 +77,7 @@ void dem_parallel_gatherv_bytes(const void *in, long n, void *out, const long *c
   if (rank != root) {
     for (long off = 0; off < n; off += chunk) {
       long len = n - off < chunk ? n - off : chunk;
-      MPI_Send((const char *)in + off, (int)len, MPI_BYTE, root, 77, MPI_COMM_WORLD);
+      MPI_Send((const char *)in + off, (int)len, MPI_BYTE, root, 77, comm());
     }
     return;
   }
@@ -77,13 +87,13 @@ void dem_parallel_gatherv_bytes(const void *in, long n, void *out, const long *c
     else
       for (long off = 0; off < counts[r]; off += chunk) {
         long len = counts[r] - off < chunk ? counts[r] - off : chunk;
-        MPI_Recv(dst + off, (int)len, MPI_BYTE, r, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(dst + off, (int)len, MPI_BYTE, r, 77, comm(), MPI_STATUS_IGNORE);
       }
     dst += counts[r];
   }
 }
 
-void dem_parallel_bcast(void *buf, long bytes, int root) { MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD); }
+void dem_parallel_bcast(void *buf, long bytes, int root) { MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm()); }
 
 void dem_parallel_processor_name(char *buf, size_t len)
 {
@@ -91,4 +101,55 @@ void dem_parallel_processor_name(char *buf, size_t len)
   int n = 0;
   MPI_Get_processor_name(name, &n);
   snprintf(buf, len, "%s", name);
+}
+
+void dem_parallel_alltoall_int(const int *send, int *recv)
+{
+  MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, comm());
+}
+
+struct dem_parallel_xchg {
+  int max, count;
+  MPI_Request *req;
+};
+
+dem_parallel_xchg_t *dem_parallel_xchg_create(int max_requests)
+{
+  dem_parallel_xchg_t *x = calloc(1, sizeof *x);
+  if (!x) return NULL;
+  x->max = max_requests > 0 ? max_requests : 1;
+  x->req = malloc((size_t)x->max * sizeof *x->req);
+  if (!x->req) {
+    free(x);
+    return NULL;
+  }
+  return x;
+}
+
+void dem_parallel_xchg_destroy(dem_parallel_xchg_t **x)
+{
+  if (!*x) return;
+  free((*x)->req);
+  free(*x);
+  *x = NULL;
+}
+
+int dem_parallel_xchg_recv(dem_parallel_xchg_t *x, void *buf, size_t bytes, int from, int tag)
+{
+  if (x->count >= x->max || bytes > INT_MAX) return -1;
+  MPI_Irecv(buf, (int)bytes, MPI_BYTE, from, tag, comm(), &x->req[x->count++]);
+  return 0;
+}
+
+int dem_parallel_xchg_send(dem_parallel_xchg_t *x, const void *buf, size_t bytes, int to, int tag)
+{
+  if (x->count >= x->max || bytes > INT_MAX) return -1;
+  MPI_Isend(buf, (int)bytes, MPI_BYTE, to, tag, comm(), &x->req[x->count++]);
+  return 0;
+}
+
+void dem_parallel_xchg_wait(dem_parallel_xchg_t *x)
+{
+  MPI_Waitall(x->count, x->req, MPI_STATUSES_IGNORE);
+  x->count = 0;
 }

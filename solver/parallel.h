@@ -29,5 +29,25 @@ void dem_parallel_gatherv_bytes(const void *in, long n, void *out, const long *c
 void dem_parallel_bcast(void *buf, long bytes, int root);
 /* The name of the processor (the SimGrid host under SMPI). */
 void dem_parallel_processor_name(char *buf, size_t len);
+/* Every rank sends one int to every rank: recv[r] = what rank r put in its send[me]. */
+void dem_parallel_alltoall_int(const int *send, int *recv);
+
+/* Tests only: 1 makes every call above work on this rank alone (MPI_COMM_SELF), so that a
+ * parallel test can run the 1-rank reference of a simulation inside the same program; 0 goes
+ * back to all ranks. */
+void dem_parallel_use_self(int on);
+
+/* A non-blocking point-to-point exchange (the ghosts' per-step traffic): post receives and
+ * sends, then wait for all of them. The request table is allocated once (at ghost
+ * registration) and reused every step. Buffers must stay untouched until the wait. */
+typedef struct dem_parallel_xchg dem_parallel_xchg_t;
+/* Room for `max_requests` posted receives and sends together. NULL when out of memory. */
+dem_parallel_xchg_t *dem_parallel_xchg_create(int max_requests);
+void dem_parallel_xchg_destroy(dem_parallel_xchg_t **x);
+/* 0, or -1 when the table is full or the message exceeds INT_MAX bytes. */
+int dem_parallel_xchg_recv(dem_parallel_xchg_t *x, void *buf, size_t bytes, int from, int tag);
+int dem_parallel_xchg_send(dem_parallel_xchg_t *x, const void *buf, size_t bytes, int to, int tag);
+/* Blocks until every posted request completed, then empties the table. */
+void dem_parallel_xchg_wait(dem_parallel_xchg_t *x);
 
 #endif

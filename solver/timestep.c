@@ -52,14 +52,19 @@ int dem_timestep(dem_sim_t *sim, char *err, unsigned long errlen)
   dem_timer_stop(t, DEM_T_INTEGRATE);
   dem_timer_stop(t, DEM_T_COMPUTE);
 
-  /* 3: ghosts: device -> host, MPI exchange, host -> device */
+  /* 3: ghosts: device -> host, MPI exchange, host -> device. Then the collective decision
+   * to search (skin used up on some rank, or slots stale after a repartition); before a
+   * search the ghosts are registered again at the current positions, since particles may
+   * have drifted since the repartition (ghosts.c). Outside COMPUTE: L_i excludes waiting. */
   dem_timer_start(t, DEM_T_GHOSTS);
   if (dem_ghosts_exchange(sim->ghosts, sim, err, errlen)) return -1;
+  int search = dem_ghosts_need_search(sim->ghosts, sim);
+  if (search && dem_ghosts_refresh(sim->ghosts, sim, err, errlen)) return -1;
   dem_timer_stop(t, DEM_T_GHOSTS);
 
   /* 4: the DEM kernels */
   dem_timer_start(t, DEM_T_COMPUTE);
-  if (dem_ghosts_need_search(sim->ghosts, sim)) {
+  if (search) {
     dem_timer_start(t, DEM_T_SEARCH);
     TRY(dem_engine_search(sim->engine), "contact search");
     TRY(dem_engine_finish(sim->engine), "contact search");
