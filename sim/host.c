@@ -17,42 +17,47 @@ static int fail(char *err, size_t errlen, const char *host, const char *what)
   return -1;
 }
 
+/* The value of a non-empty property, or NULL with an error naming the host and the property. */
+static const char *get_prop(sg_host_t host, const char *prop, char *err, size_t errlen)
+{
+  const char *v = sg_host_get_property_value(host, prop);
+  if (!v || !*v) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "missing property '%s'", prop);
+    fail(err, errlen, sg_host_get_name(host), msg);
+    return NULL;
+  }
+  return v;
+}
+
 static int copy_prop(sg_host_t host, const char *prop, char *dst, size_t len, char *err,
                      size_t errlen)
 {
-  const char *name = sg_host_get_name(host);
-  const char *v = sg_host_get_property_value(host, prop);
-  char msg[160];
-  if (!v || !*v) {
-    snprintf(msg, sizeof msg, "missing property '%s'", prop);
-    return fail(err, errlen, name, msg);
-  }
+  const char *v = get_prop(host, prop, err, errlen);
+  if (!v) return -1;
   if (strlen(v) >= len) {
+    char msg[160];
     snprintf(msg, sizeof msg, "property '%s' longer than %zu characters", prop, len - 1);
-    return fail(err, errlen, name, msg);
+    return fail(err, errlen, sg_host_get_name(host), msg);
   }
   memcpy(dst, v, strlen(v) + 1);
   return 0;
 }
 
-/* A positive number (no units: the platform writes plain SI values, B/s, flop/s, s). */
+/* A positive (or, with allow_zero, non-negative) number in SI units: B/s, flop/s, s. */
 static int number_prop(sg_host_t host, const char *prop, int allow_zero, double *out, char *err,
                        size_t errlen)
 {
-  const char *name = sg_host_get_name(host);
-  const char *v = sg_host_get_property_value(host, prop);
-  char msg[200];
-  if (!v || !*v) {
-    snprintf(msg, sizeof msg, "missing property '%s'", prop);
-    return fail(err, errlen, name, msg);
-  }
+  const char *v = get_prop(host, prop, err, errlen);
+  if (!v) return -1;
   char *end = NULL;
   errno = 0;
   double x = strtod(v, &end);
   if (errno || end == v || *end != '\0' || !(allow_zero ? x >= 0.0 : x > 0.0)) {
+    char msg[200];
     snprintf(msg, sizeof msg, "property '%s' = '%s': expected a %s number in SI units", prop, v,
              allow_zero ? "non-negative" : "positive");
-    return fail(err, errlen, name, msg);
+    return fail(err, errlen, sg_host_get_name(host), msg);
   }
   *out = x;
   return 0;
