@@ -259,6 +259,11 @@ def test_sim():
                       for k, v in c["props"]]
     g["doc"] = ["node g: a GPU container: 1 Tf/s, 100 GB/s, PCIe 10 GB/s, 10 us latency"]
     nodes.append(g)
+    x = simple_node("x", "test", 10e9, F, 1e9, [("x-bad", 1, "T-1")],
+                    ["node x: x-bad has a malformed core_bw, for the error-message test"])
+    x["containers"][0]["props"] = [(k, "10GBps" if k == "core_bw" else v)
+                                   for k, v in x["containers"][0]["props"]]
+    nodes.append(x)
     return platform("test-sim", header, nodes)
 
 

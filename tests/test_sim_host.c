@@ -17,7 +17,8 @@ static void test_reads_container(void)
   CU_ASSERT_DOUBLE_EQUAL(sim_host_kernel_bw(&h), 8e9, 1.0);
 }
 
-/* A host that is not a container: the error names the host and the missing property. */
+/* A host that is not a container, or a malformed figure: the error names the host and the
+ * property. */
 static void test_missing_property_is_named(void)
 {
   sim_host_t h;
@@ -27,6 +28,9 @@ static void test_missing_property_is_named(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "missing property 'container'"));
   CU_ASSERT_EQUAL(sim_host_read(&h, "no-such-host", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "no-such-host"));
+  CU_ASSERT_EQUAL(sim_host_read(&h, "x-bad", err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "'x-bad'"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "'core_bw' = '10GBps': expected a positive number"));
   dem_stress_t s = {.host = "c-membus", .vm = 1, .workers = 1, .bytes = 1e9};
   CU_ASSERT_EQUAL(dem_clock_start_stress(&s, 1, err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "c-membus"));
