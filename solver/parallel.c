@@ -153,3 +153,13 @@ void dem_parallel_xchg_wait(dem_parallel_xchg_t *x)
   MPI_Waitall(x->count, x->req, MPI_STATUSES_IGNORE);
   x->count = 0;
 }
+
+void dem_parallel_send_bytes(const void *buf, long n, int dest)
+{
+  MPI_Send(buf, (int)n, MPI_BYTE, dest, 78, MPI_COMM_WORLD);
+}
+
+void dem_parallel_recv_bytes(void *buf, long n, int src)
+{
+  MPI_Recv(buf, (int)n, MPI_BYTE, src, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}

@@ -27,6 +27,9 @@ void dem_parallel_gather_double(const double *in, int n, double *out, int root);
 void dem_parallel_gather_counts(long mine, long *counts, int root);
 void dem_parallel_gatherv_bytes(const void *in, long n, void *out, const long *counts, int root);
 void dem_parallel_bcast(void *buf, long bytes, int root);
+/* Blocking point-to-point bytes (small control messages). */
+void dem_parallel_send_bytes(const void *buf, long n, int dest);
+void dem_parallel_recv_bytes(void *buf, long n, int src);
 /* The name of the processor (the SimGrid host under SMPI). */
 void dem_parallel_processor_name(char *buf, size_t len);
 /* Every rank sends one int to every rank: recv[r] = what rank r put in its send[me]. */

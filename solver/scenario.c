@@ -60,6 +60,10 @@ static const key_def_t keys[] = {
    "neighbour-search skin / particle diameter (the search runs when a particle may have moved skin/2)", NULL},
   {"physics.overlap_max", K_DOUBLE, OFF(overlap_max), 0, 0, 1, 1, "-",
    "largest initial overlap accepted, as a fraction of the radius", NULL},
+  {"physics.overlap_abort", K_DOUBLE, OFF(overlap_abort), 0, 0, 1, 1, "-",
+   "an overlap beyond this fraction of the radius stops the run (numerical safety)", NULL},
+  {"physics.check_every", K_LONG, OFF(check_every), 0, 0, 1e15, 0, "steps",
+   "steps between numerical checks: NaN/inf, escaped particles, deep overlaps (0: never)", NULL},
   {"run.ranks", K_INT, OFF(ranks), 0, 0, 65536, 1, "-", "MPI processes", NULL},
   {"run.policy", K_STRING, OFF(policy), SZ(policy), 0, 0, 0, "", "load-balancing policy", "NOW|RW|RW5"},
   {"run.repartition_every", K_LONG, OFF(repartition_every), 0, 0, 1e15, 1, "steps", "repartition period", NULL},
@@ -121,6 +125,8 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->dt_fraction_max = 0.2;
   s->skin_ratio = 0.005;
   s->overlap_max = 0.05;
+  s->overlap_abort = 0.25;
+  s->check_every = 1000;
   s->ranks = 1;
   snprintf(s->policy, sizeof s->policy, "NOW");
   s->repartition_every = 1000;

@@ -37,6 +37,8 @@ typedef struct dem_scenario {
   long steps;            /* time steps */
   double dt_fraction_max;  /* -, dt must not exceed this fraction of the Rayleigh critical step */
   double overlap_max;      /* -, largest initial overlap allowed, as a fraction of the radius */
+  double overlap_abort;    /* -, an overlap beyond this fraction of the radius stops the run */
+  long check_every;        /* steps between numerical checks (NaN, escapes, overlaps); 0: never */
 
   /* parallel run and load balancing */
   int ranks;                /* MPI processes */

@@ -22,6 +22,7 @@
 #include "particles.h"
 #include "partition.h"
 #include "progress.h"
+#include "safety.h"
 #include "scenario.h"
 #include "summary.h"
 #include "timestep.h"
@@ -75,8 +76,9 @@ static int sync_to_host(dem_sim_t *sim, char *err, size_t errlen)
   return 0;
 }
 
-/* Gathers every owned particle on rank 0, sorted by id, and writes one frame. Collective. */
-static int write_particles(dem_sim_t *sim, int create, char *err, size_t errlen)
+/* Gathers every owned particle on rank 0, sorted by id, and writes one frame of DIR/name.h5.
+ * Collective. */
+static int write_particles(dem_sim_t *sim, const char *name, int create, char *err, size_t errlen)
 {
   if (sync_to_host(sim, err, errlen)) return -1;
   const dem_particles_t *p = sim->p;
@@ -156,7 +158,7 @@ static int write_particles(dem_sim_t *sim, int create, char *err, size_t errlen)
     }
     if (rc == 0) {
       char base[DEM_PATH_MAX + 16];
-      snprintf(base, sizeof base, "%s/particles", sim->sc->out_dir);
+      snprintf(base, sizeof base, "%s/%s", sim->sc->out_dir, name);
       dem_output_frame_t fr = {.step = sim->step, .time = sim->prm.dt * (double)sim->step, .n = n, .rec = sorted};
       rc = dem_output_write_frame(base, &fr, create, err, errlen);
     }
@@ -245,9 +247,24 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
   int created = 0;
   for (long s = 0; s < sc->steps; s++) {
     if (dem_timestep(sim, err, errlen)) return -1;
+    if (sc->check_every > 0 && sim->step % sc->check_every == 0) {
+      dem_timer_start(&sim->timers, DEM_T_OUTPUT);
+      if (sync_to_host(sim, err, errlen)) return -1;
+      if (dem_safety_check(sim, sc->overlap_abort, err, errlen)) {
+        /* every rank knows: keep the failing state for diagnosis, then stop cleanly */
+        char ignored[256];
+        write_particles(sim, "failed", 1, ignored, sizeof ignored);
+        if (sim->rank == 0) {
+          size_t len = strlen(err);
+          snprintf(err + len, errlen - len, "; the state at that step is in %s/failed.h5 (+ .xmf)", sc->out_dir);
+        }
+        return DEM_SIM_FAILED_ALL;
+      }
+      dem_timer_stop(&sim->timers, DEM_T_OUTPUT);
+    }
     if (sc->output_every > 0 && sim->step % sc->output_every == 0 && sim->step < sc->steps) {
       dem_timer_start(&sim->timers, DEM_T_OUTPUT);
-      if (write_particles(sim, !created, err, errlen)) return -1;
+      if (write_particles(sim, "particles", !created, err, errlen)) return -1;
       created = 1;
       dem_timer_stop(&sim->timers, DEM_T_OUTPUT);
     }
@@ -259,7 +276,7 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
   sim->sim_loop_end = dem_parallel_wtime();
   sim->wall_loop_end = dem_clock_wall();
   dem_progress_end(&prog);
-  if (write_particles(sim, !created, err, errlen)) return -1;
+  if (write_particles(sim, "particles", !created, err, errlen)) return -1;
   return 0;
 }
 

@@ -45,7 +45,10 @@ typedef struct dem_sim {
 /* Set-up: particles, partition, ghosts, device. 0, or -1 with a message in err (all ranks). */
 int dem_simulation_setup(dem_sim_t *sim, const struct dem_scenario *sc, const struct dem_cli *cli, char *err,
                          size_t errlen);
-/* The time loop. 0, or -1 with a message. */
+/* A failure every rank detected together (numerical safety): the run can end cleanly. */
+#define DEM_SIM_FAILED_ALL (-2)
+
+/* The time loop. 0, -1 with a message, or DEM_SIM_FAILED_ALL (message on rank 0). */
 int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen);
 /* Final outputs (particles.h5, summary.json, metrics). 0 or -1. */
 int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen);
