@@ -37,12 +37,14 @@ static void pass(double *d)
 
 static void test_same_sequence_same_times(void)
 {
-  int rank;
+  int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
   double first[STEPS], second[STEPS];
   pass(first);
   pass(second);
-  for (int s = 0; s < STEPS; s++) SIM_ASSERT_CLOSE(second[s], first[s], 1e-12);
+  /* equal up to the rounding of clock differences taken at other absolute times */
+  for (int s = 0; s < STEPS; s++) CU_ASSERT(fabs(second[s] - first[s]) <= 1e-12 * MPI_Wtime());
 
   /* now with a periodic stress on e-stress, which makes the steps differ from each other */
   if (sim_test_on("e-dem")) {
@@ -54,7 +56,7 @@ static void test_same_sequence_same_times(void)
   pass(second);
   double end = MPI_Wtime();
   if (rank == 0) printf("\n");
-  for (int r = 0, n; MPI_Comm_size(MPI_COMM_WORLD, &n) == MPI_SUCCESS && r < n; r++) {
+  for (int r = 0; r < size; r++) {
     if (r == rank) {
       printf("rank %d on %s:", rank, dem_clock_host());
       for (int s = 0; s < STEPS; s++) printf(" %.17g/%.17g", first[s], second[s]);
