@@ -19,14 +19,18 @@
 #define DEM_P_LO 4      /* m, box lower corner, 3 values */
 #define DEM_P_HI 7      /* m, box upper corner, 3 values */
 #define DEM_P_SKIN 10   /* m */
-#define DEM_P_ESTAR 11  /* Pa */
-#define DEM_P_GSTAR 12  /* Pa */
-#define DEM_P_DAMPN 13  /* - */
-#define DEM_P_DAMPT 14  /* - */
+#define DEM_P_KN 11     /* Pa, 4/3 E*: normal stiffness k = KN sqrt(R*) */
+#define DEM_P_KT 12     /* Pa, 8 G*: tangential stiffness k_t = KT sqrt(R*) sqrt(delta) */
+#define DEM_P_DAMPN 13  /* -, normal damping alpha */
+#define DEM_P_GT 14     /* -, damp_t sqrt(6 G* / E*): gamma_t = GT sqrt(m* k) delta^{1/4} */
 #define DEM_P_MU 15     /* - */
 #define DEM_P_MASSF 16  /* kg/m^3, density * 4/3 pi */
 
-/* Layout of the step counters buffer (uint[4]); mirrored by solver/device.c. */
+/* Layout of one set of step counters (uint[DEM_COUNTERS]); mirrored by solver/device.c. There
+ * are two sets, used on alternate steps: kick-drift of step s records the displacement in set
+ * s % 2 and clears set (s + 1) % 2, which the force kernels of step s then fill, and which the
+ * host reads with the displacement of step s + 1. No fill command, one read per step. */
+#define DEM_COUNTERS 4
 #define DEM_C_DISP 0     /* float bits of max |v| dt over the last kick-drift (atomic_max) */
 #define DEM_C_CONTACTS 1 /* particle slots in contact, summed over force evaluations */
 #define DEM_C_WALL_CONTACTS 2 /* wall slots in contact, likewise */

@@ -14,10 +14,15 @@
 inline void dem_contact(__constant const double *prm, const double *n, double delta, double rstar, double mstar,
                         const double *vr, const double *ws, double ri, double *xi, double *f, double *t)
 {
+  /* k_t and gamma_t are rewritten with the square roots of the normal part:
+   * k_t = 8 G* sqrt(R*) sqrt(delta), gamma_t = damp_t sqrt(6 G* / E*) sqrt(m* k) delta^{1/4} */
   double ddot = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
-  double k = (4.0 / 3.0) * prm[DEM_P_ESTAR] * sqrt(rstar);
+  double sr = sqrt(rstar);
+  double k = prm[DEM_P_KN] * sr;
   double sd = sqrt(delta);
-  double fn = k * delta * sd + prm[DEM_P_DAMPN] * sqrt(mstar * k) * sqrt(sd) * ddot;
+  double qd = sqrt(sd);
+  double smk = sqrt(mstar * k);
+  double fn = k * delta * sd + prm[DEM_P_DAMPN] * smk * qd * ddot;
   if (fn < 0.0) fn = 0.0;
 
   double vrel[3];
@@ -29,26 +34,29 @@ inline void dem_contact(__constant const double *prm, const double *n, double de
   for (int c = 0; c < 3; ++c) vt[c] = vrel[c] - vn * n[c];
 
   double xn = xi[0] * n[0] + xi[1] * n[1] + xi[2] * n[2];
-  double old2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
-  for (int c = 0; c < 3; ++c) xi[c] = xi[c] - xn * n[c];
-  double new2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
-  if (new2 > 0.0) {
-    double s = sqrt(old2 / new2);
-    for (int c = 0; c < 3; ++c) xi[c] = xi[c] * s;
+  if (xn != 0.0) {
+    double old2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
+    for (int c = 0; c < 3; ++c) xi[c] = xi[c] - xn * n[c];
+    double new2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
+    if (new2 > 0.0) {
+      double s = sqrt(old2 / new2);
+      for (int c = 0; c < 3; ++c) xi[c] = xi[c] * s;
+    }
   }
   for (int c = 0; c < 3; ++c) xi[c] = xi[c] + vt[c] * prm[DEM_P_DT];
 
-  double kt = 8.0 * prm[DEM_P_GSTAR] * sqrt(rstar * delta);
-  double gt = prm[DEM_P_DAMPT] * sqrt(mstar * kt);
+  double kt = prm[DEM_P_KT] * sr * sd;
+  double gt = prm[DEM_P_GT] * smk * qd;
   double ft[3];
   for (int c = 0; c < 3; ++c) ft[c] = -kt * xi[c] - gt * vt[c];
   double ft2 = ft[0] * ft[0] + ft[1] * ft[1] + ft[2] * ft[2];
   double fmax = prm[DEM_P_MU] * fn;
   if (ft2 > fmax * fmax) {
     double s = fmax / sqrt(ft2);
+    double inv_kt = 1.0 / kt;
     for (int c = 0; c < 3; ++c) {
       ft[c] = ft[c] * s;
-      xi[c] = -(ft[c] + gt * vt[c]) / kt;
+      xi[c] = -(ft[c] + gt * vt[c]) * inv_kt;
     }
   }
   for (int c = 0; c < 3; ++c) f[c] = f[c] + (ft[c] - fn * n[c]);
@@ -101,7 +109,8 @@ inline uint dem_forces_pairs(int i, __constant const double *prm, __global const
       continue;
     }
     contacts++;
-    double n[3] = {e[0] / d, e[1] / d, e[2] / d};
+    double inv_d = 1.0 / d;
+    double n[3] = {e[0] * inv_d, e[1] * inv_d, e[2] * inv_d};
     double mj = mf * rj * rj * rj;
     double rstar = ri * rj / (ri + rj);
     double mstar = mi * mj / (mi + mj);

@@ -1,8 +1,8 @@
 /* Velocity Verlet, split in two kernels, and the fused force kernel.
  *   dem_kick_drift : v += kick dt F/m, w += kick dt T/I, x += dt v; also the largest |v| dt of
- *                    the step, for the host's conservative "search needed" test: a work-group
- *                    max in local memory, then one 32-bit atomic_max per group on the float's
- *                    bits (non-negative floats order like their bit patterns)
+ *                    the step, for the host's conservative "search needed" test: a 32-bit
+ *                    atomic_max on the float's bits (non-negative floats order like their bit
+ *                    patterns)
  *   dem_kick       : v += dt/2 F/m, w += dt/2 T/I (synchronises velocities)
  *   dem_forces_all : forces + boundaries + external in one pass over the particles, with the
  *                    same additions in the same order as the three separate kernels, so it
@@ -10,30 +10,29 @@
 
 __kernel void dem_kick_drift(int n, __constant const double *prm, double kick, __global const double *radius,
                              __global const double *force, __global const double *torque, __global double *pos,
-                             __global double *vel, __global double *omega, volatile __global uint *counters)
+                             __global double *vel, __global double *omega, volatile __global uint *counters,
+                             volatile __global uint *next_counters)
 {
-  __local uint dmax;
-  if (get_local_id(0) == 0) dmax = 0;
-  barrier(CLK_LOCAL_MEM_FENCE);
   int i = get_global_id(0);
-  if (i < n) {
-    const double dt = prm[DEM_P_DT];
-    double r = radius[i];
-    double m = dem_mass(prm, r);
-    double inertia = 0.4 * m * r * r;
-    double sv = kick * dt / m, sw = kick * dt / inertia;
-    double v[3];
-    for (int c = 0; c < 3; ++c) {
-      v[c] = vel[3 * i + c] + sv * force[3 * i + c];
-      vel[3 * i + c] = v[c];
-      omega[3 * i + c] = omega[3 * i + c] + sw * torque[3 * i + c];
-      pos[3 * i + c] = pos[3 * i + c] + dt * v[c];
-    }
-    float d = (float)(dt * sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
-    if (d > 0.0f) atomic_max(&dmax, as_uint(d));
+  /* the other set of counters is used by the following force kernels and the next step */
+  if (i < DEM_COUNTERS) next_counters[i] = 0;
+  if (i >= n) return;
+  const double dt = prm[DEM_P_DT];
+  double r = radius[i];
+  double m = dem_mass(prm, r);
+  double inertia = 0.4 * m * r * r;
+  double sv = kick * dt / m, sw = kick * dt / inertia;
+  double v[3];
+  for (int c = 0; c < 3; ++c) {
+    v[c] = vel[3 * i + c] + sv * force[3 * i + c];
+    vel[3 * i + c] = v[c];
+    omega[3 * i + c] = omega[3 * i + c] + sw * torque[3 * i + c];
+    pos[3 * i + c] = pos[3 * i + c] + dt * v[c];
   }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (get_local_id(0) == 0 && dmax) atomic_max(&counters[DEM_C_DISP], dmax);
+  /* the running maximum is read first, so only a few work-items ever issue the atomic: no
+   * barrier, no work-group reduction, cheap on CPU and GPU alike */
+  uint d = as_uint((float)(dt * sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])));
+  if (d > counters[DEM_C_DISP]) atomic_max(&counters[DEM_C_DISP], d);
 }
 
 __kernel void dem_kick(int n, __constant const double *prm, __global const double *radius,

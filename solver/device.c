@@ -3,9 +3,9 @@
  *   the kernels in place, a GPU driver keeps a device copy. Host and device copies are made
  *   consistent only by explicit blocking reads/writes of the same host range (the spec allows
  *   this for USE_HOST_PTR buffers once the in-order queue has drained).
- * - One in-order queue, no events: the per-step host syncs are the kick-drift's tiny read of the
- *   step counters (displacement for the search test, contact counts for the cost model) and
- *   the search status.
+ * - One in-order queue, no events: the per-step host sync is the kick-drift's tiny read of the
+ *   step counters (displacement for the search test, contact counts for the cost model); two
+ *   sets of counters alternate so that no separate clearing command is needed.
  * - The work-group size is fixed at build time of the launch (64, or the device maximum if
  *   smaller) because three kernels reduce in local memory; the global size is rounded up and
  *   every kernel checks i < n. */
@@ -48,6 +48,8 @@ static const struct {
   {offsetof(dem_particles_t, spring), 3 * DEM_MAX_NEIGHBORS * sizeof(double), DEM_F_SLOTS, "spring"},
 };
 
+#define DEM_COUNTERS 4 /* uints per set of step counters (kernels/common.cl) */
+
 enum { K_SEARCH, K_FORCES, K_BOUNDARIES, K_EXTERNAL, K_FORCES_ALL, K_KICK_DRIFT, K_KICK, K_COUNT };
 static const char *dem_kernel_names[K_COUNT] = {"dem_search", "dem_forces", "dem_boundaries", "dem_external",
                                                 "dem_forces_all", "dem_kick_drift", "dem_kick"};
@@ -61,7 +63,8 @@ struct dem_device {
   cl_kernel kernels[K_COUNT];
   cl_mem bufs[B_COUNT];
   cl_mem params;      /* DEM_DEVICE_P_COUNT doubles */
-  cl_mem counters;    /* 4 uints, see DEM_C_* in common.cl */
+  cl_mem counters[2]; /* two sets of DEM_COUNTERS uints used on alternate steps, see common.cl */
+  int parity;         /* the set the force kernels fill now */
   cl_mem status;      /* 8 ints, see DEM_S_* in common.cl */
   cl_mem cell_start, cell_sorted;
   const int32_t *cell_start_host, *cell_sorted_host; /* what the grid buffers wrap */
@@ -190,12 +193,16 @@ static int dem_device_setup(dem_device_t *d, int platform, int device, const cha
 
   d->params = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, DEM_DEVICE_P_COUNT * sizeof(double), NULL, &rc);
   if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(params): error %d", (int)rc);
-  d->counters = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 4 * sizeof(cl_uint), NULL, &rc);
-  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(counters): error %d", (int)rc);
+  for (int k = 0; k < 2; ++k) {
+    d->counters[k] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, DEM_COUNTERS * sizeof(cl_uint), NULL, &rc);
+    if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(counters): error %d", (int)rc);
+  }
   d->status = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, 8 * sizeof(cl_int), NULL, &rc);
   if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(status): error %d", (int)rc);
   cl_uint zero = 0;
-  DEM_CL(d, clEnqueueFillBuffer(d->queue, d->counters, &zero, sizeof(zero), 0, 4 * sizeof(cl_uint), 0, NULL, NULL));
+  for (int k = 0; k < 2; ++k)
+    DEM_CL(d, clEnqueueFillBuffer(d->queue, d->counters[k], &zero, sizeof(zero), 0, DEM_COUNTERS * sizeof(cl_uint), 0,
+                                  NULL, NULL));
   return 0;
 }
 
@@ -221,7 +228,8 @@ void dem_device_destroy(dem_device_t **dp)
   if (d->queue) clFinish(d->queue);
   for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   dem_release_mem(&d->params);
-  dem_release_mem(&d->counters);
+  dem_release_mem(&d->counters[0]);
+  dem_release_mem(&d->counters[1]);
   dem_release_mem(&d->status);
   dem_release_mem(&d->cell_start);
   dem_release_mem(&d->cell_sorted);
@@ -308,7 +316,8 @@ static int dem_device_args(dem_device_t *d, int k, int nargs, const size_t *size
 static int dem_device_launch(dem_device_t *d, int k)
 {
   size_t n = d->p->n;
-  if (n == 0) return 0;
+  if (n == 0 && k != K_KICK_DRIFT) return 0;
+  if (n < DEM_COUNTERS) n = DEM_COUNTERS; /* kick-drift clears the counters with its first items */
   size_t global = (n + d->local - 1) / d->local * d->local;
   cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, NULL, &global, &d->local, 0, NULL, NULL);
   if (rc != CL_SUCCESS)
@@ -383,7 +392,7 @@ int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
   const size_t sizes[] = {sizeof(n), m, m, m, m, m, m, m, m, m, m, m};
   const void *const vals[] = {&n, &d->params, &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA],
                               &d->bufs[B_RADIUS], &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX],
-                              &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE], &d->counters};
+                              &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE], &d->counters[d->parity]};
   if (dem_device_args(d, k, 12, sizes, vals) != 0) return -1;
   return dem_device_launch(d, k);
 }
@@ -393,15 +402,15 @@ int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp, unsigne
 {
   cl_int n = (cl_int)d->p->n;
   cl_double k = kick;
+  cl_mem *now = &d->counters[d->parity], *next = &d->counters[1 - d->parity];
   const size_t m = sizeof(cl_mem);
-  const size_t sizes[] = {sizeof(n), m, sizeof(k), m, m, m, m, m, m, m};
+  const size_t sizes[] = {sizeof(n), m, sizeof(k), m, m, m, m, m, m, m, m};
   const void *const vals[] = {&n, &d->params, &k, &d->bufs[B_RADIUS], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
-                              &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA], &d->counters};
-  if (dem_device_args(d, K_KICK_DRIFT, 10, sizes, vals) != 0 || dem_device_launch(d, K_KICK_DRIFT) != 0) return -1;
-  cl_uint c[4];
-  DEM_CL(d, clEnqueueReadBuffer(d->queue, d->counters, CL_TRUE, 0, sizeof(c), c, 0, NULL, NULL));
-  cl_uint zero = 0;
-  DEM_CL(d, clEnqueueFillBuffer(d->queue, d->counters, &zero, sizeof(zero), 0, sizeof(c), 0, NULL, NULL));
+                              &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA], now, next};
+  if (dem_device_args(d, K_KICK_DRIFT, 11, sizes, vals) != 0 || dem_device_launch(d, K_KICK_DRIFT) != 0) return -1;
+  cl_uint c[DEM_COUNTERS];
+  DEM_CL(d, clEnqueueReadBuffer(d->queue, *now, CL_TRUE, 0, sizeof(c), c, 0, NULL, NULL));
+  d->parity = 1 - d->parity;
   float f;
   memcpy(&f, &c[0], sizeof(f));
   *max_disp = f;

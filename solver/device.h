@@ -17,8 +17,8 @@ typedef struct dem_device dem_device_t;
 
 /* Parameter vector passed to every kernel (layout: DEM_P_* in kernels/common.cl). */
 enum { DEM_DEVICE_P_DT = 0, DEM_DEVICE_P_GRAVITY = 1, DEM_DEVICE_P_LO = 4, DEM_DEVICE_P_HI = 7,
-       DEM_DEVICE_P_SKIN = 10, DEM_DEVICE_P_ESTAR = 11, DEM_DEVICE_P_GSTAR = 12, DEM_DEVICE_P_DAMPN = 13,
-       DEM_DEVICE_P_DAMPT = 14, DEM_DEVICE_P_MU = 15, DEM_DEVICE_P_MASSF = 16, DEM_DEVICE_P_COUNT = 17 };
+       DEM_DEVICE_P_SKIN = 10, DEM_DEVICE_P_KN = 11, DEM_DEVICE_P_KT = 12, DEM_DEVICE_P_DAMPN = 13,
+       DEM_DEVICE_P_GT = 14, DEM_DEVICE_P_MU = 15, DEM_DEVICE_P_MASSF = 16, DEM_DEVICE_P_COUNT = 17 };
 
 /* The force kernels: three separate ones, or all three fused in one pass (same results). */
 typedef enum { DEM_DEVICE_FORCES, DEM_DEVICE_BOUNDARIES, DEM_DEVICE_EXTERNAL, DEM_DEVICE_FORCES_ALL }

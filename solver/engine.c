@@ -80,11 +80,12 @@ static void dem_engine_pack_params(const dem_params_t *prm, double *v)
     v[DEM_DEVICE_P_HI + c] = prm->box_hi[c];
   }
   v[DEM_DEVICE_P_SKIN] = prm->skin;
-  v[DEM_DEVICE_P_ESTAR] = prm->e_star;
-  v[DEM_DEVICE_P_GSTAR] = prm->g_star;
-  v[DEM_DEVICE_P_DAMPN] = prm->damp_n;
-  v[DEM_DEVICE_P_DAMPT] = prm->damp_t;
-  v[DEM_DEVICE_P_MU] = prm->mat.friction;
+  dem_ref_law_t law = dem_ref_law(prm); /* the same constants as the reference */
+  v[DEM_DEVICE_P_KN] = law.kn;
+  v[DEM_DEVICE_P_KT] = law.kt;
+  v[DEM_DEVICE_P_DAMPN] = law.damp_n;
+  v[DEM_DEVICE_P_GT] = law.gt;
+  v[DEM_DEVICE_P_MU] = law.mu;
   v[DEM_DEVICE_P_MASSF] = dem_ref_mass_factor(prm);
 }
 

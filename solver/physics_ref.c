@@ -15,6 +15,18 @@ double dem_ref_mass_factor(const dem_params_t *prm)
   return prm->mat.density * (4.0 / 3.0) * DEM_PI;
 }
 
+dem_ref_law_t dem_ref_law(const dem_params_t *prm)
+{
+  dem_ref_law_t law;
+  law.dt = prm->dt;
+  law.kn = (4.0 / 3.0) * prm->e_star;
+  law.kt = 8.0 * prm->g_star;
+  law.damp_n = prm->damp_n;
+  law.gt = prm->damp_t * sqrt(6.0 * prm->g_star / prm->e_star);
+  law.mu = prm->mat.friction;
+  return law;
+}
+
 /* ---- search + history ------------------------------------------------------------------ */
 
 /* inserts (gid, idx) into the gid-sorted list of count entries, keeping at most the first
@@ -131,15 +143,18 @@ int dem_ref_brute_neighbors(const dem_particles_t *p, const dem_params_t *prm, s
 /* One contact seen from particle i. n (unit, from i to the partner), overlap delta > 0 (m),
  * rstar (m), mstar (kg), vr = v_i - v_j (m/s), ws = r_i w_i + r_j w_j (m/s), ri (m).
  * Updates the spring xi (m) and adds the force (N) and torque (N m) on i. */
-static void dem_ref_contact(const dem_params_t *prm, const double n[3], double delta, double rstar, double mstar,
+static void dem_ref_contact(const dem_ref_law_t *law, const double n[3], double delta, double rstar, double mstar,
                             const double vr[3], const double ws[3], double ri, double xi[3], double f[3],
                             double t[3])
 {
   /* normal: Hertz + damping, never attractive */
   double ddot = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
-  double k = (4.0 / 3.0) * prm->e_star * sqrt(rstar);
+  double sr = sqrt(rstar);
+  double k = law->kn * sr;
   double sd = sqrt(delta);
-  double fn = k * delta * sd + prm->damp_n * sqrt(mstar * k) * sqrt(sd) * ddot;
+  double qd = sqrt(sd);
+  double smk = sqrt(mstar * k);
+  double fn = k * delta * sd + law->damp_n * smk * qd * ddot;
   if (fn < 0.0) fn = 0.0;
 
   /* tangential relative velocity at the contact point */
@@ -148,29 +163,34 @@ static void dem_ref_contact(const dem_params_t *prm, const double n[3], double d
   double vn = vrel[0] * n[0] + vrel[1] * n[1] + vrel[2] * n[2];
   double vt[3] = {vrel[0] - vn * n[0], vrel[1] - vn * n[1], vrel[2] - vn * n[2]};
 
-  /* the spring follows the rotating tangent plane, keeping its length */
+  /* the spring follows the rotating tangent plane, keeping its length (nothing to do when it
+   * already lies in the plane: the result would be the same bits) */
   double xn = xi[0] * n[0] + xi[1] * n[1] + xi[2] * n[2];
-  double old2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
-  for (int c = 0; c < 3; ++c) xi[c] = xi[c] - xn * n[c];
-  double new2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
-  if (new2 > 0.0) {
-    double s = sqrt(old2 / new2);
-    for (int c = 0; c < 3; ++c) xi[c] = xi[c] * s;
+  if (xn != 0.0) {
+    double old2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
+    for (int c = 0; c < 3; ++c) xi[c] = xi[c] - xn * n[c];
+    double new2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
+    if (new2 > 0.0) {
+      double s = sqrt(old2 / new2);
+      for (int c = 0; c < 3; ++c) xi[c] = xi[c] * s;
+    }
   }
-  for (int c = 0; c < 3; ++c) xi[c] = xi[c] + vt[c] * prm->dt;
+  for (int c = 0; c < 3; ++c) xi[c] = xi[c] + vt[c] * law->dt;
 
-  double kt = 8.0 * prm->g_star * sqrt(rstar * delta);
-  double gt = prm->damp_t * sqrt(mstar * kt);
+  /* k_t = 8 G* sqrt(R* delta), gamma_t = damp_t sqrt(m* k_t), rewritten with the roots above */
+  double kt = law->kt * sr * sd;
+  double gt = law->gt * smk * qd;
   double ft[3];
   for (int c = 0; c < 3; ++c) ft[c] = -kt * xi[c] - gt * vt[c];
   double ft2 = ft[0] * ft[0] + ft[1] * ft[1] + ft[2] * ft[2];
-  double fmax = prm->mat.friction * fn;
+  double fmax = law->mu * fn;
   if (ft2 > fmax * fmax) {
     /* sliding: Coulomb cap, and the spring shrinks to what the capped force implies */
     double s = fmax / sqrt(ft2);
+    double inv_kt = 1.0 / kt;
     for (int c = 0; c < 3; ++c) {
       ft[c] = ft[c] * s;
-      xi[c] = -(ft[c] + gt * vt[c]) / kt;
+      xi[c] = -(ft[c] + gt * vt[c]) * inv_kt;
     }
   }
   for (int c = 0; c < 3; ++c) f[c] = f[c] + (ft[c] - fn * n[c]);
@@ -189,6 +209,7 @@ dem_force_result_t dem_ref_forces(dem_particles_t *p, const dem_params_t *prm)
 {
   dem_force_result_t res = {0};
   const double mf = dem_ref_mass_factor(prm);
+  const dem_ref_law_t law = dem_ref_law(prm);
   for (size_t i = 0; i < p->n; ++i) {
     double f[3] = {0.0, 0.0, 0.0}, t[3] = {0.0, 0.0, 0.0};
     const double *xi = p->pos + 3 * i, *vi = p->vel + 3 * i, *wi = p->omega + 3 * i;
@@ -210,13 +231,14 @@ dem_force_result_t dem_ref_forces(dem_particles_t *p, const dem_params_t *prm)
         continue;
       }
       res.contacts += 1.0;
-      double n[3] = {e[0] / d, e[1] / d, e[2] / d};
+      double inv_d = 1.0 / d;
+      double n[3] = {e[0] * inv_d, e[1] * inv_d, e[2] * inv_d};
       double mj = dem_ref_mass(mf, rj);
       double rstar = ri * rj / (ri + rj);
       double mstar = mi * mj / (mi + mj);
       double vr[3] = {vi[0] - vj[0], vi[1] - vj[1], vi[2] - vj[2]};
       double ws[3] = {ri * wi[0] + rj * wj[0], ri * wi[1] + rj * wj[1], ri * wi[2] + rj * wj[2]};
-      dem_ref_contact(prm, n, delta, rstar, mstar, vr, ws, ri, spring, f, t);
+      dem_ref_contact(&law, n, delta, rstar, mstar, vr, ws, ri, spring, f, t);
     }
     memcpy(p->force + 3 * i, f, sizeof(f));
     memcpy(p->torque + 3 * i, t, sizeof(t));
@@ -228,6 +250,7 @@ dem_force_result_t dem_ref_boundaries(dem_particles_t *p, const dem_params_t *pr
 {
   dem_force_result_t res = {0};
   const double mf = dem_ref_mass_factor(prm);
+  const dem_ref_law_t law = dem_ref_law(prm);
   for (size_t i = 0; i < p->n; ++i) {
     double *f = p->force + 3 * i, *t = p->torque + 3 * i;
     const double *xi = p->pos + 3 * i, *vi = p->vel + 3 * i, *wi = p->omega + 3 * i;
@@ -250,7 +273,7 @@ dem_force_result_t dem_ref_boundaries(dem_particles_t *p, const dem_params_t *pr
       n[w / 2] = (w & 1) ? 1.0 : -1.0;
       double vr[3] = {vi[0], vi[1], vi[2]};
       double ws[3] = {ri * wi[0], ri * wi[1], ri * wi[2]};
-      dem_ref_contact(prm, n, delta, ri, dem_ref_mass(mf, ri), vr, ws, ri, spring, f, t);
+      dem_ref_contact(&law, n, delta, ri, dem_ref_mass(mf, ri), vr, ws, ri, spring, f, t);
     }
   }
   return res;

@@ -31,6 +31,17 @@ typedef struct dem_force_result {
   double contacts;
 } dem_force_result_t;
 
+/* The contact law's constants, derived once from the parameters (also passed to the kernels). */
+typedef struct dem_ref_law {
+  double dt;     /* s */
+  double kn;     /* Pa, 4/3 E*: normal stiffness k = kn sqrt(R*) */
+  double kt;     /* Pa, 8 G*: tangential stiffness k_t = kt sqrt(R*) sqrt(delta) */
+  double damp_n; /* -, normal damping alpha: c_n = alpha sqrt(m* k) delta^{1/4} */
+  double gt;     /* -, damp_t sqrt(6 G* / E*): gamma_t = damp_t sqrt(m* k_t) = gt sqrt(m* k) delta^{1/4} */
+  double mu;     /* -, friction coefficient */
+} dem_ref_law_t;
+dem_ref_law_t dem_ref_law(const struct dem_params *prm);
+
 /* mass (kg) of a sphere of radius r (m): mass_factor = density * 4/3 pi (kg/m^3) */
 static inline double dem_ref_mass(double mass_factor, double r) { return mass_factor * r * r * r; }
 double dem_ref_mass_factor(const struct dem_params *prm);
