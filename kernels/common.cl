@@ -31,7 +31,7 @@
  * s % 2 and clears set (s + 1) % 2, which the force kernels of step s then fill, and which the
  * host reads with the displacement of step s + 1. No fill command, one read per step. */
 #define DEM_COUNTERS 4
-#define DEM_C_DISP 0     /* float bits of max |v| dt over the last kick-drift (atomic_max) */
+#define DEM_C_DISP 0     /* float bits of max (|v| dt)^2 (m^2) over the last kick-drift (atomic_max) */
 #define DEM_C_CONTACTS 1 /* particle slots in contact, summed over force evaluations */
 #define DEM_C_WALL_CONTACTS 2 /* wall slots in contact, likewise */
 

@@ -102,8 +102,11 @@ inline uint dem_forces_pairs(int i, __constant const double *prm, __global const
     if (j < 0) continue; /* walls: boundaries.cl */
     double rj = radius[j];
     double e[3] = {pos[3 * j] - xi0, pos[3 * j + 1] - xi1, pos[3 * j + 2] - xi2};
-    double d = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
-    double delta = ri + rj - d;
+    double d2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+    double sum = ri + rj;
+    /* most listed partners are not touching: decide before paying for the square root */
+    double d = d2 < sum * sum ? sqrt(d2) : sum;
+    double delta = sum - d;
     if (!(delta > 0.0) || d == 0.0) {
       dem_spring_zero(spring, base + k);
       continue;

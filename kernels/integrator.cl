@@ -1,6 +1,6 @@
 /* Velocity Verlet, split in two kernels, and the fused force kernel.
- *   dem_kick_drift : v += kick dt F/m, w += kick dt T/I, x += dt v; also the largest |v| dt of
- *                    the step, for the host's conservative "search needed" test: a 32-bit
+ *   dem_kick_drift : v += kick dt F/m, w += kick dt T/I, x += dt v; also the largest (|v| dt)^2
+ *                    of the step (squared: no root per particle), for the host's conservative "search needed" test: a 32-bit
  *                    atomic_max on the float's bits (non-negative floats order like their bit
  *                    patterns)
  *   dem_kick       : v += dt/2 F/m, w += dt/2 T/I (synchronises velocities)
@@ -31,8 +31,8 @@ __kernel void dem_kick_drift(int n, __constant const double *prm, double kick, _
   }
   /* the running maximum is read first, so only a few work-items ever issue the atomic: no
    * barrier, no work-group reduction, cheap on CPU and GPU alike */
-  uint d = as_uint((float)(dt * sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])));
-  if (d > counters[DEM_C_DISP]) atomic_max(&counters[DEM_C_DISP], d);
+  uint d2 = as_uint((float)(dt * dt * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2])));
+  if (d2 > counters[DEM_C_DISP]) atomic_max(&counters[DEM_C_DISP], d2);
 }
 
 __kernel void dem_kick(int n, __constant const double *prm, __global const double *radius,

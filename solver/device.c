@@ -397,7 +397,7 @@ int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
   return dem_device_launch(d, k);
 }
 
-int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp, unsigned *contacts,
+int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp2, unsigned *contacts,
                           unsigned *wall_contacts, double *bytes)
 {
   cl_int n = (cl_int)d->p->n;
@@ -413,7 +413,7 @@ int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp, unsigne
   d->parity = 1 - d->parity;
   float f;
   memcpy(&f, &c[0], sizeof(f));
-  *max_disp = f;
+  *max_disp2 = f;
   *contacts = c[1];
   *wall_contacts = c[2];
   *bytes = sizeof(c);

@@ -55,10 +55,10 @@ int dem_device_write(dem_device_t *d, unsigned fields, size_t first, size_t coun
  * the owned particles and reads back its status (blocking). */
 int dem_device_search(dem_device_t *d, const struct dem_grid *g, double *bytes, dem_device_search_status_t *st);
 int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which);
-/* Runs kick-drift, then reads (blocking) and resets the step counters: the step's largest
- * |v| dt as float (m), and the particle and wall contacts counted by force kernels since the
+/* Runs kick-drift, then reads (blocking) the step counters: the step's largest (|v| dt)^2 as
+ * float (m^2), and the particle and wall contacts counted by force kernels since the
  * previous call. *bytes: amount read back. */
-int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp, unsigned *contacts,
+int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp2, unsigned *contacts,
                           unsigned *wall_contacts, double *bytes);
 int dem_device_kick(dem_device_t *d);
 int dem_device_finish(dem_device_t *d);

@@ -224,8 +224,11 @@ dem_force_result_t dem_ref_forces(dem_particles_t *p, const dem_params_t *prm)
       const double *xj = p->pos + 3 * j, *vj = p->vel + 3 * j, *wj = p->omega + 3 * j;
       const double rj = p->radius[j];
       double e[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
-      double d = sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
-      double delta = ri + rj - d;
+      double d2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+      double sum = ri + rj;
+      /* most listed partners are not touching: decide before paying for the square root */
+      double d = d2 < sum * sum ? sqrt(d2) : sum;
+      double delta = sum - d;
       if (!(delta > 0.0) || d == 0.0) {
         dem_ref_zero_spring(spring);
         continue;
@@ -292,7 +295,7 @@ double dem_ref_kick_drift(dem_particles_t *p, const dem_params_t *prm, double ki
 {
   const double mf = dem_ref_mass_factor(prm);
   const double dt = prm->dt;
-  float dmax = 0.0f;
+  float dmax2 = 0.0f;
   for (size_t i = 0; i < p->n; ++i) {
     double r = p->radius[i];
     double m = dem_ref_mass(mf, r);
@@ -304,10 +307,10 @@ double dem_ref_kick_drift(dem_particles_t *p, const dem_params_t *prm, double ki
       w[c] = w[c] + sw * p->torque[3 * i + c];
       x[c] = x[c] + dt * v[c];
     }
-    float d = (float)(dt * sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
-    if (d > dmax) dmax = d;
+    float d2 = (float)(dt * dt * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    if (d2 > dmax2) dmax2 = d2;
   }
-  return (double)dmax;
+  return (double)dmax2;
 }
 
 void dem_ref_kick(dem_particles_t *p, const dem_params_t *prm)

@@ -9,6 +9,7 @@
 #ifndef DEMSIM_SOLVER_PHYSICS_REF_H
 #define DEMSIM_SOLVER_PHYSICS_REF_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "particles.h"
@@ -57,15 +58,16 @@ dem_force_result_t dem_ref_boundaries(dem_particles_t *p, const struct dem_param
 /* force += m g */
 void dem_ref_external(dem_particles_t *p, const struct dem_params *prm);
 
-/* v += kick dt F/m, w += kick dt T/I, x += dt v. Returns max over particles of |v| dt (m),
- * rounded to float as the kernel does (see dem_ref_displacement_bits). */
+/* v += kick dt F/m, w += kick dt T/I, x += dt v. Returns max over particles of (|v| dt)^2
+ * (m^2), rounded to float as the kernel does (see dem_ref_displacement_bound). */
 double dem_ref_kick_drift(dem_particles_t *p, const struct dem_params *prm, double kick);
 /* v += dt/2 F/m, w += dt/2 T/I */
 void dem_ref_kick(dem_particles_t *p, const struct dem_params *prm);
 
-/* The kernel reports the per-step displacement as float bits (one 32-bit atomic_max); this is
- * the conservative double the host uses for a float value. */
-static inline double dem_ref_displacement_bound(float f) { return (double)f * (1.0 + 1e-6); }
+/* The kernel reports the step's largest squared displacement (m^2) as float bits (a 32-bit
+ * atomic_max; squared to spare a root per particle); this is the displacement (m) the host
+ * counts for it, rounded up beyond the float's rounding so the test stays conservative. */
+static inline double dem_ref_displacement_bound(float d2) { return sqrt((double)d2) * (1.0 + 1e-6); }
 
 /* Brute force O(n) partner list of owned particle i (gids, ascending, at most max stored):
  * particles j != i in [0, n + n_ghost) with |x_j - x_i| < r_i + r_j + skin, and walls closer
