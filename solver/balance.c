@@ -129,6 +129,12 @@ int dem_balance_update_weights(dem_balance_t *b, long step)
 }
 
 const double *dem_balance_weights(const dem_balance_t *b) { return b->weights; }
+
+void dem_balance_restore(dem_balance_t *b, const double *weights, long step)
+{
+  if (weights) memcpy(b->weights, weights, (size_t)b->ranks * sizeof *b->weights);
+  b->interval_start = step;
+}
 double dem_balance_lambda(const dem_balance_t *b) { return b->lambda; }
 const double *dem_balance_loads(const dem_balance_t *b) { return b->loads; }
 dem_policy_t dem_balance_policy(const dem_balance_t *b) { return b->policy; }

@@ -24,6 +24,8 @@ int dem_balance_condition(dem_balance_t *b, long step);
 int dem_balance_update_weights(dem_balance_t *b, long step);
 /* Current weights, one per rank, normalised to sum to the number of ranks. */
 const double *dem_balance_weights(const dem_balance_t *b);
+/* Restores weights (restart) and starts the load interval at `step`. */
+void dem_balance_restore(dem_balance_t *b, const double *weights, long step);
 double dem_balance_lambda(const dem_balance_t *b);      /* %, last measured */
 const double *dem_balance_loads(const dem_balance_t *b); /* s, last interval, per rank */
 dem_policy_t dem_balance_policy(const dem_balance_t *b);

@@ -33,6 +33,8 @@ void dem_cli_print_help(void *stream)
           "  -P, --ranks P              MPI processes (run.ranks)\n"
           "  -b, --backend B            opencl or reference (device.backend)\n"
           "  -S, --set KEY=VALUE        override any scenario key (repeatable; see `demsim keys`)\n"
+          "  -R, --restart FILE         continue from a checkpoint (DIR/checkpoint.h5 of an earlier run of the\n"
+          "                             same problem; output.checkpoint_every writes them) up to time.steps\n"
           "  -q, --quiet                no progress and no configuration echo\n"
           "      --dry-run              validate the scenario and print the launch command only\n"
           "\n"
@@ -47,7 +49,7 @@ static const struct option options[] = {
   {"steps", required_argument, 0, 's'},      {"policy", required_argument, 0, 'p'},
   {"repartition-every", required_argument, 0, 'r'}, {"ranks", required_argument, 0, 'P'},
   {"backend", required_argument, 0, 'b'},    {"set", required_argument, 0, 'S'},
-  {"quiet", no_argument, 0, 'q'},
+  {"restart", required_argument, 0, 'R'},    {"quiet", no_argument, 0, 'q'},
   {"dry-run", no_argument, 0, 'D'},          {"help", no_argument, 0, 'h'},
   {"version", no_argument, 0, 'V'},          {0, 0, 0, 0}};
 
@@ -62,7 +64,7 @@ static int parse_options(int argc, char **argv, dem_cli_t *cli, char *err, size_
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "+:o:n:s:p:r:P:b:S:qhV", options, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+:o:n:s:p:r:P:b:S:R:qhV", options, NULL)) != -1) {
     const char *key = NULL;
     for (size_t i = 0; i < sizeof shortcuts / sizeof shortcuts[0]; i++)
       if (shortcuts[i].opt == c) key = shortcuts[i].key;
@@ -75,6 +77,7 @@ static int parse_options(int argc, char **argv, dem_cli_t *cli, char *err, size_
       continue;
     }
     switch (c) {
+    case 'R': cli->restart = optarg; break;
     case 'q': cli->quiet = 1; break;
     case 'D': cli->dry_run = 1; break;
     case 'h': cli->command = DEM_CMD_HELP; return 1;

@@ -14,6 +14,7 @@ typedef struct dem_cli {
   const char *scenario;              /* the scenario file */
   int n_sets;
   char sets[DEM_CLI_MAX_SETS][512];  /* key=value overrides, in order */
+  const char *restart;               /* --restart FILE: continue from a checkpoint, or NULL */
   int quiet;                         /* --quiet: no progress, no configuration echo */
   int dry_run;                       /* --dry-run: validate and print the launch command only */
 } dem_cli_t;

@@ -42,6 +42,12 @@ int main(int argc, char **argv)
   int rc = dem_simulation_setup(&sim, &sc, &cli, err, sizeof err);
   if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);
   if (rc == 0) rc = dem_simulation_finish(&sim, err, sizeof err);
+  if (rc == DEM_SIM_BAD_INPUT) {
+    if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: %s\n", err);
+    dem_simulation_destroy(&sim);
+    dem_parallel_finalize();
+    return 2;
+  }
   if (rc == DEM_SIM_FAILED_ALL) {
     /* every rank stopped together: report once, end MPI cleanly */
     if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: %s\n", err);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "balance.h"
 #include "ghosts.h"
@@ -48,11 +49,13 @@ dem_metrics_t *dem_metrics_create(dem_sim_t *sim, char *err, size_t errlen)
   if (sim->rank == 0) {
     char path[DEM_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/metrics.csv", sim->sc->out_dir);
-    m->csv = fopen(path, "w");
+    /* a restarted run continues the file of the run it restarts */
+    int append = sim->restart_step > 0 && access(path, F_OK) == 0;
+    m->csv = fopen(path, append ? "a" : "w");
     if (!m->csv || !m->rows || !m->hosts) {
       snprintf(err, errlen, "%s: cannot write", path);
       rc = -1;
-    } else {
+    } else if (!append) {
       fprintf(m->csv, "step,time_s,rank,host,load_s,wait_s,comm_s,weight,particles,ghosts,lambda_percent,repartitioned\n");
     }
   }

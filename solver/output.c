@@ -3,6 +3,7 @@
 
 #include <hdf5.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,5 +179,201 @@ int dem_output_write_frame(const char *base, const dem_output_frame_t *fr, int c
     return -1;
   }
   if (rename(tmp, path)) return fail(err, errlen, "%s: cannot rename to %s", tmp, path);
+  return 0;
+}
+
+/* ---- checkpoints ---------------------------------------------------------------------- */
+#include "particles.h"
+
+typedef struct ckpt_field {
+  const char *name;
+  int is_int;
+  size_t width;   /* values per particle */
+  size_t offset;  /* of the array pointer in dem_particles_t */
+} ckpt_field_t;
+
+static const ckpt_field_t ckpt_fields[] = {
+  {"ParticleIDs", 1, 1, offsetof(dem_particles_t, id)},
+  {"Coordinates", 0, 3, offsetof(dem_particles_t, pos)},
+  {"Velocities", 0, 3, offsetof(dem_particles_t, vel)},
+  {"AngularVelocities", 0, 3, offsetof(dem_particles_t, omega)},
+  {"Forces", 0, 3, offsetof(dem_particles_t, force)},
+  {"Torques", 0, 3, offsetof(dem_particles_t, torque)},
+  {"Radius", 0, 1, offsetof(dem_particles_t, radius)},
+  {"SlotCount", 1, 1, offsetof(dem_particles_t, nbr_count)},
+  {"SlotPartner", 1, DEM_MAX_NEIGHBORS, offsetof(dem_particles_t, nbr_gid)},
+  {"Springs", 0, 3 * DEM_MAX_NEIGHBORS, offsetof(dem_particles_t, spring)},
+};
+#define N_CKPT_FIELDS (sizeof ckpt_fields / sizeof ckpt_fields[0])
+
+static void *field_ptr(const dem_particles_t *p, const ckpt_field_t *f)
+{
+  return *(void *const *)((const char *)p + f->offset);
+}
+
+int dem_output_checkpoint_create(const char *path, const dem_checkpoint_header_t *h, const double *weights,
+                                 char *err, size_t errlen)
+{
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file < 0) return fail(err, errlen, "%s: HDF5 cannot create it", path);
+  int rc = 0;
+  rc |= write_attr(file, "Step", H5T_NATIVE_LONG, &h->step);
+  rc |= write_attr(file, "Particles", H5T_NATIVE_LONG, &h->total);
+  rc |= write_attr(file, "Ranks", H5T_NATIVE_INT, &h->ranks);
+  rc |= write_attr(file, "Repartitions", H5T_NATIVE_INT, &h->repartitions);
+  rc |= write_attr(file, "Searches", H5T_NATIVE_LONG, &h->searches);
+  rc |= write_attr(file, "Kick", H5T_NATIVE_DOUBLE, &h->kick);
+  rc |= write_attr(file, "LambdaMax", H5T_NATIVE_DOUBLE, &h->lambda_max);
+  rc |= write_attr(file, "LambdaLast", H5T_NATIVE_DOUBLE, &h->lambda_last);
+  rc |= write_attr(file, "SimTime", H5T_NATIVE_DOUBLE, &h->sim_time);
+  int max_nbr = DEM_MAX_NEIGHBORS;
+  rc |= write_attr(file, "MaxNeighbors", H5T_NATIVE_INT, &max_nbr);
+  hid_t problem = H5Gcreate2(file, "Problem", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  for (int k = 0; k < h->n_keys && problem >= 0; k++) rc |= write_attr(problem, h->key[k], H5T_NATIVE_DOUBLE, &h->value[k]);
+  if (problem >= 0) H5Gclose(problem);
+  hsize_t nw = (hsize_t)h->ranks;
+  rc |= write_dataset(file, "Weights", H5T_NATIVE_DOUBLE, 1, &nw, weights);
+  hid_t grp = H5Gcreate2(file, "Particles", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  for (size_t f = 0; f < N_CKPT_FIELDS && grp >= 0; f++) {
+    hsize_t dims[2] = {(hsize_t)h->total, ckpt_fields[f].width};
+    hid_t space = H5Screate_simple(2, dims, NULL);
+    hid_t d = H5Dcreate2(grp, ckpt_fields[f].name, ckpt_fields[f].is_int ? H5T_NATIVE_INT32 : H5T_NATIVE_DOUBLE, space,
+                         H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (d < 0) rc = -1;
+    else H5Dclose(d);
+    H5Sclose(space);
+  }
+  if (grp < 0) rc = -1;
+  else H5Gclose(grp);
+  if (H5Fclose(file) < 0) rc = -1;
+  return rc ? fail(err, errlen, "%s: HDF5 write failed", path) : 0;
+}
+
+/* Reads or writes rows [offset, offset + n) of every particle field. */
+static int ckpt_rows(const char *path, int writing, long offset, long n, const dem_particles_t *p, size_t first_local,
+                     char *err, size_t errlen)
+{
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  hid_t file = H5Fopen(path, writing ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return fail(err, errlen, "%s: HDF5 cannot open it", path);
+  int rc = 0;
+  for (size_t f = 0; f < N_CKPT_FIELDS && rc == 0 && n > 0; f++) {
+    const ckpt_field_t *cf = &ckpt_fields[f];
+    char name[64];
+    snprintf(name, sizeof name, "Particles/%s", cf->name);
+    hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+    if (d < 0) {
+      rc = fail(err, errlen, "%s: dataset /%s is missing (not a demsim checkpoint?)", path, name);
+      break;
+    }
+    hid_t fs = H5Dget_space(d);
+    hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, cf->width}, dims[2] = {0, 0};
+    H5Sget_simple_extent_dims(fs, dims, NULL);
+    if (dims[1] != cf->width || (hsize_t)(offset + n) > dims[0]) {
+      rc = fail(err, errlen, "%s: dataset /%s has shape %llu x %llu, expected rows up to %ld x %zu", path, name,
+                (unsigned long long)dims[0], (unsigned long long)dims[1], offset + n, cf->width);
+    } else {
+      H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+      hid_t ms = H5Screate_simple(2, count, NULL);
+      hid_t type = cf->is_int ? H5T_NATIVE_INT32 : H5T_NATIVE_DOUBLE;
+      size_t elem = cf->is_int ? sizeof(int32_t) : sizeof(double);
+      char *base = (char *)field_ptr(p, cf) + first_local * cf->width * elem;
+      herr_t e = writing ? H5Dwrite(d, type, ms, fs, H5P_DEFAULT, base) : H5Dread(d, type, ms, fs, H5P_DEFAULT, base);
+      if (e < 0) rc = fail(err, errlen, "%s: HDF5 %s of /%s failed", path, writing ? "write" : "read", name);
+      H5Sclose(ms);
+    }
+    H5Sclose(fs);
+    H5Dclose(d);
+  }
+  if (H5Fclose(file) < 0 && rc == 0) rc = fail(err, errlen, "%s: HDF5 close failed", path);
+  return rc;
+}
+
+int dem_output_checkpoint_write(const char *path, long offset, const dem_particles_t *p, char *err, size_t errlen)
+{
+  return ckpt_rows(path, 1, offset, (long)p->n, p, 0, err, errlen);
+}
+
+static int read_attr(hid_t obj, const char *name, hid_t type, void *v)
+{
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  herr_t rc = H5Aread(a, type, v);
+  H5Aclose(a);
+  return rc < 0 ? -1 : 0;
+}
+
+static herr_t collect_key(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+  (void)info;
+  dem_checkpoint_header_t *h = data;
+  if (h->n_keys >= DEM_CHECKPOINT_MAX_KEYS) return 0;
+  snprintf(h->key[h->n_keys], sizeof h->key[0], "%s", name);
+  if (read_attr(loc, name, H5T_NATIVE_DOUBLE, &h->value[h->n_keys]) == 0) h->n_keys++;
+  return 0;
+}
+
+int dem_output_checkpoint_read_header(const char *path, dem_checkpoint_header_t *h, double *weights, int max_weights,
+                                      int *n_weights, char *err, size_t errlen)
+{
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  memset(h, 0, sizeof *h);
+  if (access(path, R_OK)) return fail(err, errlen, "%s: cannot read the restart file", path);
+  if (H5Fis_hdf5(path) <= 0) return fail(err, errlen, "%s: not an HDF5 file (expected a demsim checkpoint)", path);
+  hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return fail(err, errlen, "%s: HDF5 cannot open it", path);
+  int rc = 0, max_nbr = 0;
+  rc |= read_attr(file, "Step", H5T_NATIVE_LONG, &h->step);
+  rc |= read_attr(file, "Particles", H5T_NATIVE_LONG, &h->total);
+  rc |= read_attr(file, "Ranks", H5T_NATIVE_INT, &h->ranks);
+  rc |= read_attr(file, "Repartitions", H5T_NATIVE_INT, &h->repartitions);
+  rc |= read_attr(file, "Searches", H5T_NATIVE_LONG, &h->searches);
+  rc |= read_attr(file, "Kick", H5T_NATIVE_DOUBLE, &h->kick);
+  rc |= read_attr(file, "LambdaMax", H5T_NATIVE_DOUBLE, &h->lambda_max);
+  rc |= read_attr(file, "LambdaLast", H5T_NATIVE_DOUBLE, &h->lambda_last);
+  rc |= read_attr(file, "SimTime", H5T_NATIVE_DOUBLE, &h->sim_time);
+  rc |= read_attr(file, "MaxNeighbors", H5T_NATIVE_INT, &max_nbr);
+  if (rc) {
+    H5Fclose(file);
+    return fail(err, errlen, "%s: not a demsim checkpoint (attributes Step, Particles, Ranks, ... missing)", path);
+  }
+  if (max_nbr != DEM_MAX_NEIGHBORS) {
+    H5Fclose(file);
+    return fail(err, errlen, "%s: written with %d contact slots per particle, this build has %d", path, max_nbr,
+                DEM_MAX_NEIGHBORS);
+  }
+  hid_t problem = H5Gopen2(file, "Problem", H5P_DEFAULT);
+  if (problem >= 0) {
+    hsize_t idx = 0;
+    H5Aiterate2(problem, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_key, h);
+    H5Gclose(problem);
+  }
+  hid_t d = H5Dopen2(file, "Weights", H5P_DEFAULT);
+  if (d >= 0) {
+    hid_t sp = H5Dget_space(d);
+    hsize_t n = 0;
+    H5Sget_simple_extent_dims(sp, &n, NULL);
+    H5Sclose(sp);
+    *n_weights = (int)n;
+    if ((int)n <= max_weights) H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, weights);
+    H5Dclose(d);
+  } else {
+    *n_weights = 0;
+  }
+  H5Fclose(file);
+  return 0;
+}
+
+int dem_output_checkpoint_read(const char *path, long first, long count, dem_particles_t *p, char *err, size_t errlen)
+{
+  size_t base = p->n;
+  if (dem_particles_reserve(p, base + (size_t)count + p->n_ghost))
+    return fail(err, errlen, "out of memory reading %ld particles", count);
+  if (ckpt_rows(path, 0, first, count, p, base, err, errlen)) return -1;
+  /* slot partners are global ids; local indices are rebuilt by the next contact search */
+  for (size_t i = base; i < base + (size_t)count; i++)
+    for (int k = 0; k < DEM_MAX_NEIGHBORS; k++) p->nbr_index[i * DEM_MAX_NEIGHBORS + (size_t)k] = -1 - DEM_WALL_COUNT;
+  p->n = base + (size_t)count;
   return 0;
 }

@@ -36,3 +36,42 @@ typedef struct dem_output_frame {
 int dem_output_write_frame(const char *path_base, const dem_output_frame_t *f, int create, char *err, size_t errlen);
 
 #endif
+
+/* ---- checkpoints --------------------------------------------------------------------------
+ * One HDF5 file holding everything a run needs to continue: the step, the integrator state,
+ * the balancing state (weights, counters), the problem's defining parameters (to refuse a
+ * restart of another problem), and every particle with its contact history:
+ *   /Particles/{ParticleIDs, Coordinates, Velocities, AngularVelocities, Forces, Torques,
+ *               Radius, SlotCount, SlotPartner (N x DEM_MAX_NEIGHBORS), Springs (N x M x 3)}
+ *   /Weights (one per rank of the run that wrote it)
+ * Written by every rank in turn into a temporary file (rank order, offsets from a prefix sum)
+ * and renamed by rank 0, so a run killed while writing leaves the previous checkpoint whole. */
+#define DEM_CHECKPOINT_MAX_KEYS 24
+
+struct dem_particles;
+
+typedef struct dem_checkpoint_header {
+  long step;              /* steps done */
+  long total;             /* particles */
+  int ranks;              /* ranks of the run that wrote it */
+  int repartitions;
+  long searches;
+  double kick;            /* the next kick_drift's kick factor (velocity Verlet state) */
+  double lambda_max, lambda_last; /* % */
+  double sim_time;        /* s, simulated (or wall) time of the loop so far */
+  int n_keys;             /* the problem's defining parameters, compared on restart */
+  char key[DEM_CHECKPOINT_MAX_KEYS][40];
+  double value[DEM_CHECKPOINT_MAX_KEYS];
+} dem_checkpoint_header_t;
+
+/* Creates the file (sized for h->total particles) with the header and weights. */
+int dem_output_checkpoint_create(const char *path, const dem_checkpoint_header_t *h, const double *weights,
+                                 char *err, size_t errlen);
+/* Writes owned particles [0, p->n) at rows [offset, offset + n). */
+int dem_output_checkpoint_write(const char *path, long offset, const struct dem_particles *p, char *err, size_t errlen);
+/* Reads the header and up to max_weights weights (*n_weights gets the count). */
+int dem_output_checkpoint_read_header(const char *path, dem_checkpoint_header_t *h, double *weights, int max_weights,
+                                      int *n_weights, char *err, size_t errlen);
+/* Appends rows [first, first + count) to p as owned particles. */
+int dem_output_checkpoint_read(const char *path, long first, long count, struct dem_particles *p, char *err,
+                               size_t errlen);

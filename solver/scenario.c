@@ -79,6 +79,8 @@ static const key_def_t keys[] = {
   {"output.dir", K_STRING, OFF(out_dir), SZ(out_dir), 0, 0, 0, "", "output directory", NULL},
   {"output.snapshot_every", K_LONG, OFF(output_every), 0, 0, 1e15, 0, "steps", "particle snapshots (0: final state only)", NULL},
   {"output.metrics_every", K_LONG, OFF(metrics_every), 0, 0, 1e15, 1, "steps", "metrics rows", NULL},
+  {"output.checkpoint_every", K_LONG, OFF(checkpoint_every), 0, 0, 1e15, 0, "steps",
+   "checkpoints in DIR/checkpoint.h5, for --restart (0: none)", NULL},
   {"output.progress", K_BOOL, OFF(progress), 0, 0, 1, 0, "", "print progress", NULL},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "balance.h"
+#include "checkpoint.h"
 #include "cli.h"
 #include "clock.h"
 #include "engine.h"
@@ -184,7 +185,6 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   sim->log = sim->rank == 0 && sc->progress ? stdout : NULL;
   dem_timers_reset(&sim->timers);
   dem_parallel_processor_name(sim->host, sizeof sim->host);
-  (void)cli;
   if (sc->ranks != sim->ranks)
     return fail(err, errlen, "%s: key 'run.ranks' = %d but %d MPI processes were started", sc->file, sc->ranks, sim->ranks);
   if (dem_clock_init(err, errlen)) return -1;
@@ -197,8 +197,19 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   sim->total_particles = lat.count;
   long first = lat.count * sim->rank / sim->ranks, last = lat.count * (sim->rank + 1) / sim->ranks;
   sim->p = dem_particles_create((size_t)(last - first) + 16);
-  if (!sim->p || dem_packing_generate(sc, &lat, first, last - first, sim->p))
+  if (!sim->p) return fail(err, errlen, "out of memory for %ld particles", last - first);
+  double *weights = calloc((size_t)sim->ranks, sizeof *weights);
+  if (!weights) return fail(err, errlen, "out of memory");
+  if (cli && cli->restart) {
+    int rc = dem_checkpoint_restore(sim, cli->restart, weights, err, errlen);
+    if (rc) {
+      free(weights);
+      return rc;
+    }
+  } else if (dem_packing_generate(sc, &lat, first, last - first, sim->p)) {
+    free(weights);
     return fail(err, errlen, "out of memory generating %ld particles", last - first);
+  }
 
   dem_engine_opts_t eo = {.backend = strcmp(sc->backend, "reference") == 0 ? DEM_BACKEND_REF : DEM_BACKEND_OPENCL,
                           .cl_platform = sc->cl_platform, .cl_device = sc->cl_device,
@@ -207,6 +218,8 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   if (!sim->engine) return -1;
   sim->balance = dem_balance_create(sc, sim);
   if (!sim->balance) return fail(err, errlen, "out of memory (balance)");
+  if (cli && cli->restart) dem_balance_restore(sim->balance, weights, sim->step);
+  free(weights);
   sim->partition = dem_partition_create(sim, err, errlen);
   if (!sim->partition) return -1;
   sim->ghosts = dem_ghosts_create(sim, err, errlen);
@@ -239,13 +252,13 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
 {
   const dem_scenario_t *sc = sim->sc;
   dem_progress_t prog;
-  dem_progress_start(&prog, sim->log, sc->steps);
+  dem_progress_start(&prog, sim->log, sim->step, sc->steps);
   dem_parallel_barrier();
   sim->wall_loop_start = dem_clock_wall();
   sim->sim_loop_start = dem_parallel_wtime();
   dem_timer_start(&sim->timers, DEM_T_TOTAL);
   int created = 0;
-  for (long s = 0; s < sc->steps; s++) {
+  while (sim->step < sc->steps) {
     if (dem_timestep(sim, err, errlen)) return -1;
     if (sc->check_every > 0 && sim->step % sc->check_every == 0) {
       dem_timer_start(&sim->timers, DEM_T_OUTPUT);
@@ -266,6 +279,11 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
       dem_timer_start(&sim->timers, DEM_T_OUTPUT);
       if (write_particles(sim, "particles", !created, err, errlen)) return -1;
       created = 1;
+      dem_timer_stop(&sim->timers, DEM_T_OUTPUT);
+    }
+    if (sc->checkpoint_every > 0 && sim->step % sc->checkpoint_every == 0) {
+      dem_timer_start(&sim->timers, DEM_T_OUTPUT);
+      if (dem_checkpoint_write(sim, err, errlen)) return -1;
       dem_timer_stop(&sim->timers, DEM_T_OUTPUT);
     }
     dem_progress_update(&prog, sim->step, sim->prm.dt * (double)sim->step, sim->lambda_last, sim->repartitions);

@@ -37,6 +37,8 @@ typedef struct dem_sim {
   double lambda_max, lambda_last;  /* %, load imbalance */
   double wall_start, wall_loop_start, wall_loop_end; /* s, real time */
   double sim_loop_start, sim_loop_end;               /* s, MPI_Wtime (simulated under SMPI) */
+  double sim_time_before;          /* s, loop time of the run this one restarted from */
+  long restart_step;               /* step of the checkpoint restarted from (0: fresh run) */
   double ke_start, ke_end;         /* J, kinetic energy over all ranks */
   long particles_start, particles_end;
   FILE *log;                       /* progress and messages (rank 0), NULL elsewhere */
@@ -47,6 +49,8 @@ int dem_simulation_setup(dem_sim_t *sim, const struct dem_scenario *sc, const st
                          size_t errlen);
 /* A failure every rank detected together (numerical safety): the run can end cleanly. */
 #define DEM_SIM_FAILED_ALL (-2)
+/* Bad input found after MPI started (e.g. a restart file of another problem): exit status 2. */
+#define DEM_SIM_BAD_INPUT (-3)
 
 /* The time loop. 0, -1 with a message, or DEM_SIM_FAILED_ALL (message on rank 0). */
 int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen);

@@ -40,6 +40,7 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   json_object_set_new(o, "particles_end", json_integer(sim->particles_end));
   json_object_set_new(o, "kinetic_energy_start_J", json_real(sim->ke_start));
   json_object_set_new(o, "kinetic_energy_end_J", json_real(sim->ke_end));
+  json_object_set_new(o, "restarted_from_step", json_integer(sim->restart_step));
   json_object_set_new(o, "contact_searches", json_integer(sim->searches));
   json_object_set_new(o, "policy", json_string(dem_balance_policy_name(dem_balance_policy(sim->balance))));
   json_object_set_new(o, "repartitions", json_integer(sim->repartitions));
