@@ -17,6 +17,9 @@
 
 #include "cli.h"
 #include "scenario.h"
+#ifdef DEMSIM_SMPI
+#include "platform_check.h"
+#endif
 
 #define MAX_ARGS 512
 
@@ -91,6 +94,14 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   }
   if (s->n_hosts == 0) {
     fprintf(stderr, "demsim: %s: key 'platform.hosts': expected the list of containers that run the ranks\n", s->file);
+    return 2;
+  }
+  char stress_hosts[DEM_MAX_STRESS][64], err[1200];
+  for (int i = 0; i < s->n_stress; i++) snprintf(stress_hosts[i], sizeof stress_hosts[i], "%s", s->stress[i].host);
+  int used = s->ranks < s->n_hosts ? s->ranks : s->n_hosts;
+  if (sim_platform_check(s->platform, (const char(*)[64])s->hosts, used, (const char(*)[64])stress_hosts, s->n_stress, err,
+                         sizeof err)) {
+    fprintf(stderr, "demsim: %s: %s\n", s->file, err);
     return 2;
   }
   if (make_dirs(s->out_dir)) {

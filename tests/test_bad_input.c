@@ -105,6 +105,63 @@ static void test_each_bad_input_exits_2(void)
   }
 }
 
+#ifdef DEMSIM_SMPI
+/* A small platform: one node with its memory bus and two containers; %s is replaced by the
+ * properties of the second container (to break them). */
+static const char *platform_fmt =
+  "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+  "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+  "<host id=\"m-membus\" speed=\"1e10f\"/>\n"
+  "<host id=\"m-a\" speed=\"1e10f\" core=\"2\"><prop id=\"container\" value=\"A\"/><prop id=\"node\" value=\"m\"/>"
+  "<prop id=\"node_type\" value=\"t\"/><prop id=\"membus\" value=\"m-membus\"/><prop id=\"core_bw\" value=\"5e9\"/>"
+  "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/></host>\n"
+  "<host id=\"m-b\" speed=\"1e10f\" core=\"2\">%s</host>\n"
+  "</zone></platform>\n";
+
+/* Platform faults: each exits with 2 before smpirun starts, naming the file and host. */
+static void test_bad_platforms_exit_2(void)
+{
+  const char *good_b = "<prop id=\"container\" value=\"B\"/><prop id=\"node\" value=\"m\"/><prop id=\"node_type\" "
+                       "value=\"t\"/><prop id=\"membus\" value=\"m-membus\"/><prop id=\"core_bw\" value=\"5e9\"/>"
+                       "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>";
+  const char *no_bw = "<prop id=\"container\" value=\"B\"/><prop id=\"node\" value=\"m\"/><prop id=\"node_type\" "
+                      "value=\"t\"/><prop id=\"membus\" value=\"m-membus\"/>"
+                      "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>";
+  const struct { const char *name, *props, *xml, *hosts, *stress, *expect; } cases[] = {
+    {"platform_host_missing", good_b, NULL, "\"m-a\", \"m-zz\"", NULL, "m-zz"},
+    {"platform_property_missing", no_bw, NULL, "\"m-a\", \"m-b\"", NULL, "core_bw"},
+    {"platform_stress_host_missing", good_b, NULL, "\"m-a\"", "m-nowhere", "stress.[0].host"},
+    {"platform_malformed_xml", NULL, "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=", "\"m-a\"", NULL,
+     "not a valid SimGrid platform"},
+    {"platform_file_missing", NULL, NULL, "\"m-a\"", NULL, "platform.file"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char xml_path[512], body[4096], out[4096], xml[4096];
+    snprintf(xml_path, sizeof xml_path, "%s/%s.xml", dir, cases[i].name);
+    if (cases[i].props || cases[i].xml) {
+      FILE *f = fopen(xml_path, "w");
+      CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+      if (cases[i].xml) fputs(cases[i].xml, f);
+      else {
+        snprintf(xml, sizeof xml, platform_fmt, cases[i].props);
+        fputs(xml, f);
+      }
+      fclose(f);
+    }
+    char stress[256] = "";
+    if (cases[i].stress)
+      snprintf(stress, sizeof stress, "stress = ( { host = \"%s\"; kind = \"vm\"; bytes = 1e9; } );\n", cases[i].stress);
+    int ranks = strchr(cases[i].hosts, ',') ? 2 : 1;
+    snprintf(body, sizeof body, "name = \"t\";\nrun = { ranks = %d; };\nplatform = { file = \"%s\"; hosts = [%s]; };\n%s",
+             ranks, xml_path, cases[i].hosts, stress);
+    int rc = run_case(cases[i].name, body, NULL, out, sizeof out);
+    if (rc != 2 || !strstr(out, cases[i].expect)) printf("\n  case %s: exit %d, output: %s", cases[i].name, rc, out);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, cases[i].expect));
+  }
+}
+#endif
+
 static void test_missing_file_exits_2(void)
 {
   char cmd[512], out[1024];
@@ -150,6 +207,9 @@ int main(int argc, char **argv)
   static CU_TestInfo tests[] = {
     {"each bad input exits with 2 and names the key", test_each_bad_input_exits_2},
     {"a missing scenario file exits with 2", test_missing_file_exits_2},
+#ifdef DEMSIM_SMPI
+    {"bad platforms exit with 2 and name the host or property", test_bad_platforms_exit_2},
+#endif
     {"the valid base scenario is accepted", test_valid_input_passes},
     {"--help lists every option", test_help_lists_every_option},
     CU_TEST_INFO_NULL};
