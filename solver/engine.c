@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,9 +90,30 @@ static void dem_engine_pack_params(const dem_params_t *prm, double *v)
   v[DEM_DEVICE_P_MASSF] = dem_ref_mass_factor(prm);
 }
 
+/* the kernels index particles with 32-bit ints */
+static int dem_engine_check_store(const dem_particles_t *p, char *err, size_t errlen)
+{
+  if (p->n + p->n_ghost > p->cap) {
+    snprintf(err, errlen, "engine: %zu owned + %zu ghost particles exceed the store's capacity %zu", p->n,
+             p->n_ghost, p->cap);
+    return -1;
+  }
+  if (p->cap > (size_t)INT32_MAX / (3 * DEM_MAX_NEIGHBORS)) {
+    snprintf(err, errlen, "engine: %zu particles on one process exceed what 32-bit slot indices address (%d)",
+             p->cap, INT32_MAX / (3 * DEM_MAX_NEIGHBORS));
+    return -1;
+  }
+  return 0;
+}
+
 dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const dem_params_t *prm, dem_particles_t *p,
                                 char *err, size_t errlen)
 {
+  if (!(prm->e_star > 0.0 && prm->g_star > 0.0)) {
+    snprintf(err, errlen, "engine: the parameters' derived constants are not set (call dem_params_derive first)");
+    return NULL;
+  }
+  if (dem_engine_check_store(p, err, errlen) != 0) return NULL;
   dem_engine_t *e = calloc(1, sizeof(*e));
   if (!e) {
     snprintf(err, errlen, "out of memory");
@@ -187,6 +209,7 @@ int dem_engine_push(dem_engine_t *e, unsigned fields, size_t first, size_t count
 int dem_engine_resize(dem_engine_t *e)
 {
   e->search_due = 1; /* ghost indices changed */
+  if (dem_engine_check_store(e->p, e->err, sizeof(e->err)) != 0) return -1;
   if (e->backend == DEM_BACKEND_REF) return 0;
   e->pending = 0;
   if (dem_device_bind(e->dev, e->p) != 0) return dem_engine_device_fail(e, "resize");

@@ -65,19 +65,16 @@ void dem_particles_destroy(dem_particles_t **pp)
 int dem_particles_reserve(dem_particles_t *p, size_t cap)
 {
   if (cap <= p->cap) return 0;
-  void *fresh[DEM_FIELD_COUNT] = {0};
+  /* one array at a time, so that growing costs at most one extra array (memory is the limit
+   * at 500,000 particles per process); on failure the arrays already grown are merely larger
+   * than p->cap, and the store stays valid at its old capacity */
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
-    fresh[f] = dem_aligned_zero(cap * dem_fields[f].elem * dem_fields[f].per);
-    if (!fresh[f]) {
-      for (size_t g = 0; g < f; ++g) free(fresh[g]);
-      return -1; /* the store is left as it was */
-    }
-  }
-  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+    void *fresh = dem_aligned_zero(cap * dem_fields[f].elem * dem_fields[f].per);
+    if (!fresh) return -1;
     void **old = dem_field_ptr(p, f);
-    if (*old && p->cap) memcpy(fresh[f], *old, p->cap * dem_fields[f].elem * dem_fields[f].per);
+    if (*old && p->cap) memcpy(fresh, *old, p->cap * dem_fields[f].elem * dem_fields[f].per);
     free(*old);
-    *old = fresh[f];
+    *old = fresh;
   }
   p->cap = cap;
   return 0;

@@ -238,6 +238,33 @@ static void check_run(double factor)
   twin_close(&t);
 }
 
+/* growing the store moves its arrays: after dem_engine_resize the device works on the new ones */
+static void test_resize(void)
+{
+  twin_t t;
+  CU_ASSERT_EQUAL_FATAL(twin_open(&t, 1.001, 3), 0);
+  CU_ASSERT_EQUAL_FATAL(twin_check(t.cl, dem_engine_search(t.cl)), 0);
+  CU_ASSERT_EQUAL_FATAL(step(t.ref, 1.0, 0), 0);
+  CU_ASSERT_EQUAL_FATAL(step(t.cl, 1.0, 0), 0);
+  /* the host copy must be complete before the store is reallocated */
+  CU_ASSERT_EQUAL_FATAL(dem_engine_pull(t.cl, DEM_F_ALL, 0, t.b->n), 0);
+  const double *old_pos = t.b->pos;
+  CU_ASSERT_EQUAL_FATAL(dem_particles_reserve(t.a, 2 * t.a->cap), 0);
+  CU_ASSERT_EQUAL_FATAL(dem_particles_reserve(t.b, 2 * t.b->cap), 0);
+  CU_ASSERT(t.b->pos != old_pos);
+  CU_ASSERT_EQUAL_FATAL(dem_engine_resize(t.ref), 0);
+  CU_ASSERT_EQUAL_FATAL(twin_check(t.cl, dem_engine_resize(t.cl)), 0);
+  CU_ASSERT_TRUE(dem_engine_needs_search(t.cl));
+  for (int s = 0; s < 10; ++s) {
+    CU_ASSERT_EQUAL_FATAL(step(t.ref, 1.0, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(step(t.cl, 1.0, 0), 0);
+  }
+  worst = 0.0;
+  CU_ASSERT_EQUAL(twin_compare(&t, DEM_F_ALL, "after resize"), 0);
+  printf("\n    largest relative difference %.3g", worst);
+  twin_close(&t);
+}
+
 static void test_run_apart(void) { check_run(0.99); }
 static void test_run_contact(void) { check_run(1.001); }
 
@@ -246,6 +273,7 @@ static CU_TestInfo tests[] = {
   {"each kernel, one step, particles in contact", test_each_kernel_contact},
   {"100 steps, particles apart", test_run_apart},
   {"100 steps, particles in contact", test_run_contact},
+  {"store reallocated, engine resized", test_resize},
   CU_TEST_INFO_NULL,
 };
 

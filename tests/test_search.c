@@ -4,6 +4,7 @@
  * exactly the cutoff distance, the carrying of contact history, and the neighbour-slot overflow
  * error. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,7 +249,41 @@ static void check_overflow(dem_backend_t backend)
 static void test_overflow_reference(void) { check_overflow(DEM_BACKEND_REF); }
 static void test_overflow_opencl(void) { check_overflow(DEM_BACKEND_OPENCL); }
 
+/* the store the search works on: page-aligned arrays (for CL_MEM_USE_HOST_PTR) that keep their
+ * contents when they grow */
+static void test_store(void)
+{
+  dem_particles_t *p = dem_particles_create(10);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  for (size_t i = 0; i < 10; ++i) {
+    p->id[i] = (dem_gid_t)(100 + i);
+    p->pos[3 * i + 2] = (double)i;
+    p->spring[3 * (i * DEM_MAX_NEIGHBORS + DEM_MAX_NEIGHBORS - 1) + 2] = -(double)i;
+  }
+  CU_ASSERT_EQUAL_FATAL(dem_particles_reserve(p, 5000), 0);
+  CU_ASSERT_EQUAL(p->cap, 5000);
+  int ok = 1;
+  for (size_t i = 0; i < 10; ++i)
+    ok &= p->id[i] == (dem_gid_t)(100 + i) && p->pos[3 * i + 2] == (double)i &&
+          p->spring[3 * (i * DEM_MAX_NEIGHBORS + DEM_MAX_NEIGHBORS - 1) + 2] == -(double)i;
+  CU_ASSERT(ok);
+  CU_ASSERT(p->vel[3 * 4999] == 0.0 && p->nbr_count[4999] == 0);
+  CU_ASSERT_EQUAL((uintptr_t)p->pos % 4096, 0);
+  CU_ASSERT_EQUAL((uintptr_t)p->spring % 4096, 0);
+  CU_ASSERT_EQUAL((uintptr_t)p->nbr_gid % 4096, 0);
+  dem_particles_t *q = dem_particles_create(3);
+  dem_particles_copy_one(q, 2, p, 7);
+  CU_ASSERT(q->id[2] == 107 && q->pos[8] == 7.0 && q->spring[3 * (2 * DEM_MAX_NEIGHBORS + DEM_MAX_NEIGHBORS - 1) + 2] == -7.0);
+  CU_ASSERT_EQUAL(dem_particles_bytes_per_particle(),
+                  sizeof(dem_gid_t) + 16 * sizeof(double) + sizeof(int32_t) +
+                      DEM_MAX_NEIGHBORS * (sizeof(int32_t) + sizeof(dem_gid_t) + 3 * sizeof(double)));
+  dem_particles_destroy(&q);
+  dem_particles_destroy(&p);
+  CU_ASSERT_PTR_NULL(p);
+}
+
 static CU_TestInfo tests[] = {
+  {"particle store: aligned, grows keeping contents", test_store},
   {"random, polydisperse, ghosts (reference)", test_random_reference},
   {"random, polydisperse, ghosts (OpenCL)", test_random_opencl},
   {"lattice on cell boundaries, at the cutoff (reference)", test_boundaries_reference},
