@@ -1,0 +1,146 @@
+/* bwprobe: the memory bandwidth and FP64 rate of this machine, for the calibrated local platform
+ * (validation/hardware.py writes them into a copy of platforms/local.xml).
+ *
+ *   bwprobe [--threads N] [--mib M] [--reps R]
+ *
+ * Bandwidth: STREAM's triad a[i] = b[i] + s * c[i] on three arrays of M MiB each (default 256,
+ * far above any last-level cache), each thread on its own slice (first-touch placement), best of
+ * R repetitions; bytes counted as STREAM does (24 B per element: two loads, one store, no
+ * write-allocate), which is also how sim/cost.c counts the kernels' bytes. Run with N = 1 for
+ * the per-core bandwidth (core_bw) and N = all cores for the node's (the membus host's speed).
+ * FP64 rate: per thread, 8 independent vector FMA chains held in registers (no memory traffic),
+ * 2 flops per FMA and lane; the vector width is the compiler's for -march=native.
+ *
+ * Prints one JSON object: {"threads", "mib", "triad_Bps", "flops_per_thread"}. Plain C11 and
+ * POSIX threads, so any Debian machine builds it: cc -O3 -march=native -pthread bwprobe.c. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__AVX512F__)
+#define LANES 8
+#elif defined(__AVX__)
+#define LANES 4
+#else
+#define LANES 2
+#endif
+typedef double vec_t __attribute__((vector_size(LANES * sizeof(double))));
+
+typedef struct job {
+  double *a, *b, *c;
+  size_t lo, hi;
+  int reps;
+  pthread_barrier_t *bar;
+  double best_s;  /* best triad time of this thread's slice (s); rank 0's row reads them all */
+  double flops;   /* flop/s of the FMA loop */
+  double *starts, *ends; /* per repetition, filled by thread 0 only */
+  int id;
+} job_t;
+
+static double now(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double fma_rate(void)
+{
+  vec_t acc[8], m, x;
+  for (int i = 0; i < 8; i++)
+    for (int l = 0; l < LANES; l++) acc[i][l] = 1.0 + 1e-3 * (i + l);
+  for (int l = 0; l < LANES; l++) {
+    m[l] = 0.999999;
+    x[l] = 1e-7;
+  }
+  const long iters = 50000000L;
+  double t0 = now();
+  for (long k = 0; k < iters; k++)
+    for (int i = 0; i < 8; i++) acc[i] = acc[i] * m + x;
+  double dt = now() - t0;
+  double sink = 0;
+  for (int i = 0; i < 8; i++)
+    for (int l = 0; l < LANES; l++) sink += acc[i][l];
+  if (sink == 42.0) fprintf(stderr, "%g\n", sink); /* keeps the loop alive */
+  return (double)iters * 8.0 * LANES * 2.0 / dt;
+}
+
+static void *worker(void *arg)
+{
+  job_t *j = arg;
+  for (size_t i = j->lo; i < j->hi; i++) {
+    j->a[i] = 0.0;
+    j->b[i] = 1.0;
+    j->c[i] = 2.0;
+  }
+  const double s = 3.0;
+  for (int r = 0; r < j->reps; r++) {
+    pthread_barrier_wait(j->bar);
+    if (j->id == 0) j->starts[r] = now();
+    for (size_t i = j->lo; i < j->hi; i++) j->a[i] = j->b[i] + s * j->c[i];
+    pthread_barrier_wait(j->bar);
+    if (j->id == 0) j->ends[r] = now();
+  }
+  pthread_barrier_wait(j->bar);
+  j->flops = fma_rate();
+  return NULL;
+}
+
+int main(int argc, char **argv)
+{
+  int threads = 1, reps = 10;
+  long mib = 256;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--mib") && i + 1 < argc) mib = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else {
+      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R]\n");
+      return 2;
+    }
+  }
+  if (threads < 1 || mib < 1 || reps < 1) {
+    fprintf(stderr, "bwprobe: --threads, --mib and --reps must be positive\n");
+    return 2;
+  }
+  size_t n = (size_t)mib * 1024 * 1024 / sizeof(double);
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
+  double *starts = calloc((size_t)reps, sizeof *starts), *ends = calloc((size_t)reps, sizeof *ends);
+  job_t *jobs = calloc((size_t)threads, sizeof *jobs);
+  pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+  if (!a || !b || !c || !starts || !ends || !jobs || !tid) {
+    fprintf(stderr, "bwprobe: cannot allocate 3 x %ld MiB\n", mib);
+    return 1;
+  }
+  pthread_barrier_t bar;
+  pthread_barrier_init(&bar, NULL, (unsigned)threads);
+  for (int t = 0; t < threads; t++) {
+    jobs[t] = (job_t){a, b, c, n * (size_t)t / (size_t)threads, n * (size_t)(t + 1) / (size_t)threads, reps, &bar,
+                      0, 0, starts, ends, t};
+    if (pthread_create(&tid[t], NULL, worker, &jobs[t])) {
+      fprintf(stderr, "bwprobe: cannot start thread %d\n", t);
+      return 1;
+    }
+  }
+  for (int t = 0; t < threads; t++) pthread_join(tid[t], NULL);
+  double best = 1e30;
+  for (int r = 1; r < reps; r++) /* the first repetition warms up (page faults are in the init) */
+    if (ends[r] - starts[r] < best) best = ends[r] - starts[r];
+  if (reps == 1) best = ends[0] - starts[0];
+  double flops = 0;
+  for (int t = 0; t < threads; t++) flops += jobs[t].flops;
+  printf("{\"threads\": %d, \"mib\": %ld, \"lanes\": %d, \"triad_Bps\": %.6g, \"flops_per_thread\": %.6g}\n",
+         threads, mib, LANES, 3.0 * sizeof(double) * (double)n / best, flops / threads);
+  pthread_barrier_destroy(&bar);
+  free(a);
+  free(b);
+  free(c);
+  free(starts);
+  free(ends);
+  free(jobs);
+  free(tid);
+  return 0;
+}

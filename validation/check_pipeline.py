@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""CTest check of the validation pipeline, end to end at the tiny scale.
+
+    validation/check_pipeline.py --demsim build/smpi/demsim --out DIR
+
+Runs validation/run_validation.py --scale tiny (every case, every policy, every figure, the report)
+into DIR, then checks that every figure the report links exists, is a PNG (8-byte signature, an
+IHDR chunk with a non-zero size) and is not blank (more than one colour in its pixels), and that
+REPORT.md has the observation table with every STUDY.md observation and no empty cell.
+This is a Python checker rather than a CUnit suite because what it tests is a Python pipeline.
+Exit status 0 when everything holds; otherwise it prints each failure and exits 1.
+"""
+import argparse
+import os
+import re
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# one key phrase per observation of shared/STUDY.md ("Observations of the study")
+OBSERVATIONS = ["3.3 x", "highest of all cases", "48.7 %", "three repartitions", "Case 4: CPU stress",
+                "6.7 % to 20.1 %", "RW5 improves on RW", "single repartition", "oscillate",
+                "Highly heterogeneous"]
+EXPECTED_FIGURES = ["lambda_cases1-3.png", "exectime_cases1-3.png", "case1_ranks.png", "case2_ranks.png",
+                    "case3_ranks.png", "case3_wait_comm.png", "case4_total_time.png", "case5_total_time.png",
+                    "case5_lambda.png", "case6_total_time.png"]
+
+
+def png_problem(path):
+    """None if path is a non-blank PNG, else what is wrong."""
+    if not os.path.exists(path):
+        return "missing"
+    with open(path, "rb") as f:
+        blob = f.read()
+    if len(blob) < 64 or blob[:8] != PNG_SIGNATURE:
+        return "not a PNG (signature)"
+    length, ctype = struct.unpack(">I4s", blob[8:16])
+    if ctype != b"IHDR" or length != 13:
+        return "no IHDR chunk"
+    width, height, depth, colour = struct.unpack(">IIBB", blob[16:26])
+    if width == 0 or height == 0:
+        return "zero size"
+    # concatenate the IDAT chunks and look at the pixels
+    pos, idat = 8, b""
+    while pos + 8 <= len(blob):
+        n, t = struct.unpack(">I4s", blob[pos:pos + 8])
+        if t == b"IDAT":
+            idat += blob[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    try:
+        raw = zlib.decompress(idat)
+    except zlib.error:
+        return "corrupt image data"
+    # the filter byte of each row aside, a blank image compresses to very few distinct bytes
+    if len(set(raw)) < 8:
+        return "blank image"
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--demsim", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    a = ap.parse_args()
+    t0 = time.time()
+    cmd = [sys.executable, os.path.join(HERE, "run_validation.py"), "--scale", "tiny", "--out", a.out,
+           "--demsim", a.demsim, "-j", str(a.jobs)]
+    rc = subprocess.run(cmd).returncode
+    errors = []
+    if rc != 0:
+        errors.append(f"run_validation.py exited with {rc}")
+    report = os.path.join(a.out, "REPORT.md")
+    if not os.path.exists(report):
+        errors.append("REPORT.md not written")
+        text = ""
+    else:
+        with open(report) as f:
+            text = f.read()
+    linked = sorted(set(re.findall(r"figures/([A-Za-z0-9_.-]+\.png)", text)))
+    for name in sorted(set(linked) | set(EXPECTED_FIGURES)):
+        p = png_problem(os.path.join(a.out, "figures", name))
+        if p:
+            errors.append(f"figures/{name}: {p}")
+    for key in OBSERVATIONS:
+        if key not in text:
+            errors.append(f"REPORT.md: no row for the observation '{key}'")
+    for line in text.splitlines():
+        if line.startswith("|") and not line.startswith("|---"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if any(c == "" for c in cells):
+                errors.append(f"REPORT.md: empty cell in: {line[:100]}")
+            if "n/a (run missing)" in line:
+                errors.append(f"REPORT.md: a run is missing: {line[:100]}")
+    for e in errors:
+        print(f"check_pipeline.py: FAIL: {e}")
+    print(f"check_pipeline.py: {len(linked)} figures linked, {len(errors)} failures, {time.time() - t0:.0f} s")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,395 @@
+"""REPORT.md: the study's observations (shared/STUDY.md) beside the simulator's figures.
+
+write(out, data, figs, meta, hw) computes every figure of the observation table from the runs
+(figures.load_runs), reads the model parameters back from platforms/openstack.xml for the
+calibration table, and writes OUT/REPORT.md. Every cell is filled: a figure that cannot be
+computed (a missing run) says "n/a (run missing)". Definitions are stated next to each figure.
+"""
+import hashlib
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+import figures as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+NEARLY_EQUAL = 10.0  # %, lambda under which loads count as "nearly equal"
+
+
+def _t(data, name):
+    return F.total(data, name)
+
+
+def _gain(data, base, other):
+    t0, t = _t(data, base), _t(data, other)
+    return (t0 - t) / t0 * 100.0 if t0 and t is not None else None
+
+
+def _fmt(x, spec=".1f", unit=""):
+    return "n/a (run missing)" if x is None else f"{x:{spec}}{unit}"
+
+
+def _rank_of(m, fragment):
+    for j, h in enumerate(m.hosts):
+        if fragment in h:
+            return j
+    return None
+
+
+def repartitions_until_equal(m):
+    """Repartitions done before the first metrics interval whose lambda is below NEARLY_EQUAL and
+    stays below it for the rest of the run; None when never."""
+    count = 0
+    for i in range(len(m.steps)):
+        if m.repart[i]:
+            count += 1
+        if all(m.lam[i:] < NEARLY_EQUAL):
+            return count
+    return None
+
+
+def lambda_after_first_repartition(m):
+    idx = np.nonzero(m.repart)[0]
+    return float(m.lam[idx[0]]) if len(idx) else None
+
+
+def count_oscillation(m):
+    """Mean |relative change| of a rank's particle count from one repartition to the next (%),
+    and the share of changes that reverse the previous one's sign (%), from the second repartition."""
+    idx = np.nonzero(m.repart)[0]
+    if len(idx) < 3:
+        return None, None
+    counts = m.particles[idx]  # rows right after each repartition
+    d = np.diff(counts, axis=0)[1:]
+    rel = np.abs(d) / np.maximum(counts[1:-1], 1) * 100.0
+    signs = np.sign(d)
+    rev = [(signs[i] * signs[i - 1] < 0).mean() * 100 for i in range(1, len(signs))] if len(signs) > 1 else [0.0]
+    return float(rel.mean()), float(np.mean(rev))
+
+
+def observations(data, sc):
+    """Rows: (observation, study figure, simulator figure, difference, figure file key)."""
+    rows = []
+    ks = sc["case45_stressed"]
+    c1n, c1r = data.get("case1-NOW"), data.get("case1-RW")
+
+    # case 1: load ratio 1-core / 4-core under equal partitions
+    ratio = None
+    if c1n:
+        m = c1n["m"]
+        a, b = _rank_of(m, "cn6700-1"), _rank_of(m, "cn6700-4")
+        if a is not None and b is not None:
+            ratio = m.load[:, a].sum() / m.load[:, b].sum()
+    rows.append(("Case 1: under NOW the load of CN-6700-1 is only about 3.3 x that of CN-6700-4 (memory-bandwidth "
+                 "bound), not 4 x", "3.3", _fmt(ratio, ".2f"),
+                 "n/a" if ratio is None else f"{ratio - 3.3:+.2f} ({(ratio / 3.3 - 1) * 100:+.1f} %); NOT independent: "
+                 "the per-core bandwidth was calibrated on this figure", "ranks_case1"))
+
+    # case 1: highest lambda
+    lam = {}
+    for lab, n in [("case 1", "case1-NOW"), ("case 2", "case2-NOW"), ("case 3", "case3-NOW")] + \
+            [(f"case 4 ({k} stressed)", f"case4-stress{k}-NOW") for k in ks] + \
+            [(f"case 5 ({k} stressed)", f"case5-stress{k}-NOW") for k in ks]:
+        if n in data:
+            lam[lab] = F.mean_lambda(data[n]["m"])
+    l1 = lam.get("case 1")
+    top = max(lam, key=lam.get) if lam else None
+    lmax1 = c1n["summary"]["lambda_max_percent"] if c1n else None
+    rows.append(("Case 1: lambda is the highest of all cases, about 81 % (NOW)", "81 %, highest",
+                 f"{_fmt(l1, '.1f', ' %')} over the run (interval max {_fmt(lmax1, '.1f', ' %')}); highest: "
+                 f"{top or 'n/a'}",
+                 "n/a" if l1 is None else f"{l1 - 81:+.1f} points; {'same' if top == 'case 1' else 'different'} ranking",
+                 "lambda_now"))
+
+    g1 = _gain(data, "case1-NOW", "case1-RW")
+    rows.append(("Case 1: runtime-adapted weights (RW) cut the execution time by up to 48.7 %", "48.7 %",
+                 _fmt(g1, ".1f", " %"), "n/a" if g1 is None else f"{g1 - 48.7:+.1f} points", "exec13"))
+
+    n_eq = repartitions_until_equal(c1r["m"]) if c1r else None
+    nrep = int(c1r["m"].repart.sum()) if c1r else 0
+    rows.append(("Case 1: three repartitions were needed before the four loads became nearly equal", "3",
+                 ("n/a (run missing)" if not c1r else
+                  (f"{n_eq} (lambda < {NEARLY_EQUAL:.0f} % from then on)" if n_eq is not None
+                   else f"not reached in {nrep} repartitions")),
+                 "n/a" if n_eq is None else f"{n_eq - 3:+d}", "lambda13"))
+
+    # case 4: CPU stress makes no difference
+    t0 = _t(data, "case6-ratio0-NOW")
+    d4 = [(_t(data, f"case4-stress{k}-NOW") - t0) / t0 * 100 for k in ks
+          if t0 and _t(data, f"case4-stress{k}-NOW") is not None]
+    worst4 = max(d4, key=abs) if d4 else None
+    rows.append(("Case 4: CPU stress on co-located containers makes no measurable difference (isolated cores)",
+                 "no measurable difference", _fmt(worst4, "+.2f", " % (largest change of the NOW time, 1..5 stressed)"),
+                 "n/a" if worst4 is None else ("agrees" if abs(worst4) < 1 else f"{worst4:+.2f} %"), "bars4"))
+
+    # case 5: RW gain range
+    g5 = [_gain(data, f"case5-stress{k}-NOW", f"case5-stress{k}-RW") for k in ks]
+    g5 = [g for g in g5 if g is not None]
+    rows.append(("Case 5: RW cuts the total time by 6.7 % to 20.1 % depending on the imbalance", "6.7 to 20.1 %",
+                 f"{min(g5):.1f} to {max(g5):.1f} % (1..{max(ks)} stressed)" if g5 else "n/a (run missing)",
+                 "n/a" if not g5 else f"{min(g5) - 6.7:+.1f} / {max(g5) - 20.1:+.1f} points", "bars5"))
+
+    r5 = [_gain(data, f"case5-stress{k}-RW", f"case5-stress{k}-RW5") for k in ks]
+    r5 = [g for g in r5 if g is not None]
+    rows.append(("Case 5: RW5 improves on RW by at most 2.5 %", "at most 2.5 %",
+                 f"{min(r5):+.1f} to {max(r5):+.1f} % (RW5 over RW)" if r5 else "n/a (run missing)",
+                 "n/a" if not r5 else f"max {max(r5) - 2.5:+.1f} points", "bars5"))
+
+    c51 = data.get("case5-stress1-RW")
+    l51 = lambda_after_first_repartition(c51["m"]) if c51 else None
+    rows.append(("Case 5, one stressed container: a single repartition brings lambda down to about 5 %", "about 5 %",
+                 _fmt(l51, ".1f", " % in the interval after the first repartition"),
+                 "n/a" if l51 is None else f"{l51 - 5:+.1f} points", "lambda5"))
+
+    # general: oscillation at low imbalance
+    osc = {p: count_oscillation(data[f"case6-ratio0-{p}"]["m"]) if f"case6-ratio0-{p}" in data else (None, None)
+           for p in ("RW", "RW5")}
+    rw, rw5 = osc["RW"], osc["RW5"]
+    rows.append(("Low imbalance: small load variations make particle counts oscillate between repartitions "
+                 "(five identical unstressed containers)", "oscillation seen",
+                 f"RW: counts change by {_fmt(rw[0], '.2f', ' %')} per repartition, {_fmt(rw[1], '.0f', ' %')} of "
+                 f"changes reverse; RW5: {_fmt(rw5[0], '.2f', ' %')}, {_fmt(rw5[1], '.0f', ' %')}",
+                 "n/a" if rw[0] is None else ("oscillation reproduced" if (rw[1] or 0) > 30 and rw[0] > 0.1
+                                              else "little or no oscillation (the model has no load noise)"),
+                 "case6"))
+
+    # general: heterogeneity -> parts of different sizes -> more communication
+    cells = []
+    diff = []
+    for case in ("case1", "case3"):
+        a, b = data.get(f"{case}-NOW"), data.get(f"{case}-RW")
+        if not (a and b):
+            cells.append(f"{case}: n/a")
+            continue
+        gN, gR = a["m"].ghosts[-1].sum(), b["m"].ghosts[-1].sum()
+        cN = max(r["comm_s"] - r["wait_s"] for r in a["summary"]["per_rank"])
+        cR = max(r["comm_s"] - r["wait_s"] for r in b["summary"]["per_rank"])
+        pN, pR = a["m"].particles[-1], b["m"].particles[-1]
+        cells.append(f"{case}: particles max/min {pN.max() / max(pN.min(), 1):.1f} (NOW) -> {pR.max() / max(pR.min(), 1):.1f} (RW); "
+                     f"ghosts {gN:.0f} -> {gR:.0f} ({(gR / gN - 1) * 100 if gN else 0:+.0f} %); comm. excluding wait "
+                     f"(slowest rank) {cN * 1e3:.2f} -> {cR * 1e3:.2f} ms")
+        diff.append(gR > gN)
+    rows.append(("Highly heterogeneous resources give parts of very different sizes, which raises communication time "
+                 "(RCB does not minimise communication)", "more communication", "; ".join(cells),
+                 "n/a" if not diff else ("agrees (more ghosts under RW)" if all(diff) else "ghost volume not raised"),
+                 "waitcomm3"))
+    return rows, lam
+
+
+def other_figures(data, sc):
+    rows = []
+    for case in ("case2", "case3"):
+        g = _gain(data, f"{case}-NOW", f"{case}-RW")
+        rows.append((f"{case.replace('case', 'Case ')}: gain of RW over NOW", _fmt(g, ".1f", " %")))
+    for r in sc["case6_ratios"]:
+        g = _gain(data, f"case6-ratio{r}-NOW", f"case6-ratio{r}-RW")
+        g5 = _gain(data, f"case6-ratio{r}-NOW", f"case6-ratio{r}-RW5")
+        rows.append((f"Case 6, load frequency ratio {r} %: gain over NOW", f"RW {_fmt(g, '.1f', ' %')}, "
+                     f"RW5 {_fmt(g5, '.1f', ' %')}"))
+    return rows
+
+
+def calibration_rows():
+    """(parameter, value, kind, source / justification), read back from platforms/openstack.xml."""
+    path = os.path.join(TOP, "platforms", "openstack.xml")
+    root = ET.parse(path).getroot()
+    hosts = {h.get("id"): h for h in root.iter("host")}
+    links = {l.get("id"): l for l in root.iter("link")}
+
+    def prop(h, k):
+        for p in hosts[h].iter("prop"):
+            if p.get("id") == k:
+                return float(p.get("value"))
+        return None
+
+    def speed(h):
+        return float(hosts[h].get("speed").rstrip("f"))
+
+    rows = [
+        ("i7-6700 node memory bandwidth (n1-membus)", f"{speed('n1-membus') / 1e9:.2f} GB/s", "hardware fact",
+         "the study (DDR4-2133 dual channel: 2 x 8 B x 2133 MT/s)"),
+        ("i7-4790 node memory bandwidth (n6-membus)", f"{speed('n6-membus') / 1e9:.2f} GB/s", "hardware fact",
+         "the study (DDR3-1866 dual channel)"),
+        ("i7-6700 core FP64 rate", f"{speed('n1-cn6700-4') / 1e9:.1f} Gflop/s", "hardware fact",
+         "Intel ARK: 3.40 GHz x 16 flop/cycle (AVX2, two FMA units)"),
+        ("i7-4790 core FP64 rate", f"{speed('n6-cn4790-4') / 1e9:.1f} Gflop/s", "hardware fact",
+         "Intel ARK: 3.60 GHz x 16 flop/cycle"),
+        ("container cores (CN-6700-1..4, CN-4790-4)", "1, 2, 3, 4, 4", "hardware fact", "the study's container table"),
+        ("P100 FP64 rate / memory bandwidth", f"{prop('g1-cngpu', 'gpu_flops') / 1e12:.1f} Tflop/s / "
+         f"{prop('g1-cngpu', 'gpu_bw') / 1e9:.0f} GB/s", "hardware fact", "NVIDIA datasheet; the study"),
+        ("LAN", f"{links['n1-nic'].get('bandwidth')}", "hardware fact", "the study: 1 Gbps Ethernet"),
+        ("per-core achievable memory bandwidth, i7-6700 (core_bw)",
+         f"{prop('n1-cn6700-4', 'core_bw') / 1e9:.2f} GB/s", "CALIBRATION CONSTANT 1",
+         "= 34.13 / 3.3, fitted to the study's case-1 load ratio (1 core vs 4 cores, 3.3); STREAM on one Skylake "
+         "core gives 10-14 GB/s, so the value is plausible. The i7-4790's "
+         f"{prop('n6-cn4790-4', 'core_bw') / 1e9:.2f} GB/s = 29.87 / 3.3 reuses the same ratio (no new constant)"),
+        ("achieved PCIe host<->device rate", f"{prop('g1-cngpu', 'pcie_bw') / 1e9:.1f} GB/s",
+         "CALIBRATION CONSTANT 2", "76 % of PCIe 3.0 x16's 15.75 GB/s, what pinned copies reach in practice; "
+         "not fitted to any figure of the study"),
+        ("Zoltan RCB cost", "120 ns per particle and bisection level (1300 B equivalent traffic)",
+         "CALIBRATION CONSTANT 3", "measured with Zoltan itself on the development machine (sim/cost.c); "
+         "not fitted to any figure of the study"),
+        ("kernel cost coefficients (flops, bytes per particle / pair / contact)", "sim/cost.c",
+         "counted from the code", "read off the OpenCL kernels; no fitting"),
+        ("kernel launch latency, CPU / GPU", f"{prop('n1-cn6700-4', 'launch_latency') * 1e6:.0f} us / "
+         f"{prop('g1-cngpu', 'launch_latency') * 1e6:.0f} us", "a-priori ESTIMATE",
+         "typical OpenCL enqueue costs; not fitted (see 'What is missing')"),
+        ("NIC latency, container veth", f"{links['n1-nic'].get('latency')}, {links['n1-cn6700-4-veth'].get('bandwidth')} "
+         f"/ {links['n1-cn6700-4-veth'].get('latency')}", "a-priori ESTIMATE",
+         "usual 1 GbE and Linux-bridge figures; not fitted (see 'What is missing')"),
+        ("GPU node host CPU", "as an i7-6700 node", "a-priori ESTIMATE", "the study does not describe it"),
+    ]
+    with open(path, "rb") as f:
+        sha = hashlib.sha256(f.read()).hexdigest()[:16]
+    return rows, sha
+
+
+def _table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        out.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in r) + " |")
+    return "\n".join(out)
+
+
+def _img(figs, key, alt):
+    return f"![{alt}](figures/{figs[key]})" if key in figs else ""
+
+
+def write(out, data, figs, meta, hw=None):
+    sc = meta["scale"]
+    obs, lam = observations(data, sc)
+    cal, sha = calibration_rows()
+    L = []
+    L.append("# Validation of demsim against the study")
+    L.append("")
+    L.append(f"Generated by `{meta['command']}` (commit {meta['commit']}; launcher `{meta['demsim']}`). "
+             f"Scale **{sc['name']}**: {sc['purpose']}.")
+    L.append("")
+    L.append("## Scale")
+    L.append("")
+    k = meta["scale_factor"]
+    st = meta["study"]
+    L.append(_table(["quantity", "the study", "this run"], [
+        ("particles", f"{st['particles']:,}", f"{sc['particles']:,}"),
+        ("time steps (dt = 1e-8 s)", f"{st['steps']:,}", f"{sc['steps']:,}"),
+        ("repartition every", f"{st['repartition_every']:,} steps", f"{sc['repartition_every']:,} steps"),
+        ("repartitions per run", f"{st['steps'] // st['repartition_every'] - 1}",
+         f"{sc['steps'] // sc['repartition_every'] - 1}"),
+        ("metrics interval", "-", f"{sc['metrics_every']} steps"),
+        ("stressed containers, cases 4 and 5", "1..5", ", ".join(map(str, sc["case45_stressed"]))),
+        ("load frequency ratios, case 6", "0..100 %", ", ".join(f"{r} %" for r in sc["case6_ratios"])),
+        ("case-6 stress periods", "stress on, 50 s sleep",
+         f"x {k:.3g} (particles x steps of the run / the study's): "
+         + "; ".join(f"{r} %: {'none' if r == 0 else ('constant' if s is None else f'on {s[0]:.3g} s, off {s[1]:.3g} s')}"
+                     for r, s in sorted(meta["schedules"].items()))),
+    ]))
+    L.append("")
+    L.append("Kept: the box, the filled half, the lattice in contact, the material, the time step, the containers "
+             "and the platform (`platforms/openstack.xml`, sha256 " + sha + "), the policies and the weight formula. "
+             "Changed by the scale: the work per rank, hence the absolute times; the share of ghost particles and of "
+             "communication (a rank's surface over its volume grows as N^-1/3: about 2.9 x the study's at 20,000 "
+             "particles); the share of the fixed cost of a repartition (Zoltan's and the ghost registration's "
+             "message latencies) in an interval of fewer steps. The table 'Where the time goes' below shows these "
+             "shares, so that each gain can be read against them.")
+    L.append("")
+    L.append(f"Runs: {meta['runs']} ({meta['runs_executed']} executed now, {meta['jobs']} in parallel); wall time of "
+             f"the runs {meta['runs_wall_s']:.0f} s, of the whole command {meta['total_wall_s']:.0f} s"
+             + (f". FAILED: {', '.join(meta['failed'])}" if meta["failed"] else "") + ".")
+    L.append("")
+    L.append("## The study's observations beside the simulator")
+    L.append("")
+    L.append("Times are simulated seconds (SMPI). Gains are (T_NOW - T) / T_NOW. lambda = (L_max / L_avg - 1) x 100 "
+             "on the computational loads; 'over the run' uses each rank's load summed over the run, 'interval' the "
+             "loads of one metrics interval.")
+    L.append("")
+    L.append(_table(["observation (STUDY.md)", "study", "simulator", "difference", "figure"],
+                    [(o, s, m, d, f"[{figs[f]}](figures/{figs[f]})" if f in figs else "-") for o, s, m, d, f in obs]))
+    L.append("")
+    L.append("Other figures of the simulator (the study gives no number for them in STUDY.md):")
+    L.append("")
+    L.append(_table(["figure", "simulator"], other_figures(data, sc)))
+    L.append("")
+    L.append("Mean imbalance under NOW over the run, per case: " +
+             ", ".join(f"{lab} {v:.1f} %" for lab, v in lam.items()) + ".")
+    L.append("")
+    L.append("### Where the time goes (rank 0's timers, simulated s)")
+    L.append("")
+    trows = []
+    for name in sorted(data):
+        s = data[name]["summary"]
+        t = s.get("rank0_timers_s", {})
+        tot = t.get("total") or s["sim_time_s"]
+        trows.append((name, f"{s['sim_time_s']:.4g}", f"{t.get('compute', 0) / tot * 100:.0f} %",
+                      f"{t.get('ghosts', 0) / tot * 100:.0f} % ({t.get('wait', 0) / tot * 100:.0f} % waiting)",
+                      f"{t.get('repartition', 0) / tot * 100:.0f} %", s.get("repartitions", ""),
+                      f"{s['lambda_max_percent']:.1f}", f"{s['lambda_final_percent']:.1f}",
+                      f"{s['wall_s']:.1f}"))
+    L.append(_table(["run", "total (s)", "compute", "ghost exchange", "repartition", "repartitions",
+                     "lambda max (%)", "lambda final (%)", "wall (s)"], trows))
+    L.append("")
+    L.append("## Figures")
+    L.append("")
+    for key, alt in (("lambda13", "lambda over time, cases 1-3"), ("exec13", "execution time over the run, cases 1-3"),
+                     ("ranks_case1", "case 1 per-rank load, weight, particles"),
+                     ("ranks_case2", "case 2 per-rank load, weight, particles"),
+                     ("ranks_case3", "case 3 per-rank load, weight, particles"),
+                     ("waitcomm3", "case 3 wait and communication per rank"),
+                     ("bars4", "case 4 total time"), ("bars5", "case 5 total time"),
+                     ("lambda5", "case 5 lambda over time"), ("case6", "case 6 total time vs load frequency ratio"),
+                     ("lambda_now", "lambda under NOW for every case"), ("hardware", "hardware validation")):
+        if key in figs:
+            L.append(f"### {alt}")
+            L.append("")
+            L.append(_img(figs, key, alt))
+            L.append("")
+    L.append("## Calibration")
+    L.append("")
+    L.append("Every model parameter below is read back from `platforms/openstack.xml` (written by "
+             "`platforms/make_platforms.py`, whose comments give the sources) or `sim/cost.c`. The same platform and "
+             "cost model serve every case: `run_validation.py` passes only the scale options (particles, steps, "
+             "repartition period, metrics interval) and, for case 6, the scaled stress periods; nothing is tuned per "
+             "case or per figure.")
+    L.append("")
+    L.append(_table(["parameter", "value", "kind", "source / justification"], cal))
+    L.append("")
+    if hw:
+        L += hardware_section(hw)
+    else:
+        L.append("## Validation on hardware")
+        L.append("")
+        L.append("Not run in this invocation (add `--hardware`, or run `validation/hardware.py`).")
+        L.append("")
+    path = os.path.join(out, "REPORT.md")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+    return path
+
+
+def hardware_section(hw):
+    L = ["## Validation on hardware", ""]
+    L.append(f"Command: `{hw.get('command', 'validation/hardware.py')}`. " + hw.get("setup", ""))
+    L.append("")
+    p = hw.get("probe", {})
+    if p:
+        L.append(_table(["probe (validation/bwprobe.c)", "measured"], [
+            ("triad bandwidth, 1 core", f"{p.get('bw_1core', 0) / 1e9:.2f} GB/s"),
+            (f"triad bandwidth, {p.get('threads_all', '?')} cores", f"{p.get('bw_allcore', 0) / 1e9:.2f} GB/s"),
+            ("FP64 rate, 1 core (FMA loop)", f"{p.get('flops_1core', 0) / 1e9:.1f} Gflop/s"),
+        ]))
+        L.append("")
+        L.append(f"Calibrated platform: `{hw.get('platform', '')}` (platforms/local.xml's estimates replaced by "
+                 "these measurements, through platforms/make_platforms.py's own functions).")
+        L.append("")
+    rows = []
+    for r in hw.get("comparisons", []):
+        m, pr = r.get("measured"), r.get("predicted")
+        err = (pr - m) / m * 100 if (m and pr is not None) else None
+        rows.append((r["what"], r["unit"], _fmt(m, ".4g"), _fmt(pr, ".4g"), _fmt(err, "+.1f", " %")))
+    L.append(_table(["quantity", "unit", "measured (native)", "predicted (SMPI)", "prediction error"], rows))
+    L.append("")
+    for n in hw.get("notes", []):
+        L.append(f"- {n}")
+    L.append("")
+    return L
