@@ -79,54 +79,151 @@ inline void dem_spring_zero(__global double *spring, int s)
     for (int c = 0; c < 3; ++c) spring[3 * s + c] = 0.0;
 }
 
-/* adds the particle-particle contacts of i (wall slots skipped) to f, t; returns contacts */
+/* The contact law on four contacts at once (double4 lanes), for CPU devices whose compilers
+ * turn it into SIMD square roots and divisions (the scalar law is bound by their latency). Each
+ * lane performs exactly the operations of dem_contact, so results are the same bits; branches
+ * become selects, and the caller adds the lanes' forces in slot order. Inputs: unit normal n,
+ * overlap delta, R*, m*, v_i - v_j, r_i w_i + r_j w_j, spring xi (updated in place); outputs:
+ * force (fo) and torque (to) contributions on i. */
+inline void dem_contact4(__constant const double *prm, const double4 *n, double4 delta, double4 rstar,
+                         double4 mstar, const double4 *vr, const double4 *ws, double ri, double4 *xi,
+                         double4 *fo, double4 *to)
+{
+  double4 ddot = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
+  double4 sr = sqrt(rstar);
+  double4 k = prm[DEM_P_KN] * sr;
+  double4 sd = sqrt(delta);
+  double4 qd = sqrt(sd);
+  double4 smk = sqrt(mstar * k);
+  double4 fn = k * delta * sd + prm[DEM_P_DAMPN] * smk * qd * ddot;
+  fn = select(fn, (double4)(0.0), fn < 0.0);
+
+  double4 vrel[3];
+  vrel[0] = vr[0] + (ws[1] * n[2] - ws[2] * n[1]);
+  vrel[1] = vr[1] + (ws[2] * n[0] - ws[0] * n[2]);
+  vrel[2] = vr[2] + (ws[0] * n[1] - ws[1] * n[0]);
+  double4 vn = vrel[0] * n[0] + vrel[1] * n[1] + vrel[2] * n[2];
+  double4 vt[3];
+  for (int c = 0; c < 3; ++c) vt[c] = vrel[c] - vn * n[c];
+
+  double4 xn = xi[0] * n[0] + xi[1] * n[1] + xi[2] * n[2];
+  double4 old2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
+  double4 xr[3];
+  for (int c = 0; c < 3; ++c) xr[c] = xi[c] - xn * n[c];
+  double4 new2 = xr[0] * xr[0] + xr[1] * xr[1] + xr[2] * xr[2];
+  long4 rot = xn != 0.0;
+  long4 scale = rot & (new2 > 0.0);
+  double4 s = sqrt(old2 / select((double4)(1.0), new2, scale));
+  for (int c = 0; c < 3; ++c) {
+    double4 turned = select(xr[c], xr[c] * s, scale);
+    xi[c] = select(xi[c], turned, rot);
+    xi[c] = xi[c] + vt[c] * prm[DEM_P_DT];
+  }
+
+  double4 kt = prm[DEM_P_KT] * sr * sd;
+  double4 gt = prm[DEM_P_GT] * smk * qd;
+  double4 ft[3];
+  for (int c = 0; c < 3; ++c) ft[c] = -kt * xi[c] - gt * vt[c];
+  double4 ft2 = ft[0] * ft[0] + ft[1] * ft[1] + ft[2] * ft[2];
+  double4 fmax = prm[DEM_P_MU] * fn;
+  long4 cap = ft2 > fmax * fmax;
+  double4 sc = fmax / sqrt(select((double4)(1.0), ft2, cap));
+  double4 inv_kt = 1.0 / kt;
+  for (int c = 0; c < 3; ++c) {
+    double4 ftc = ft[c] * sc;
+    double4 xic = -(ftc + gt * vt[c]) * inv_kt;
+    ft[c] = select(ft[c], ftc, cap);
+    xi[c] = select(xi[c], xic, cap);
+  }
+  for (int c = 0; c < 3; ++c) fo[c] = ft[c] - fn * n[c];
+  double4 rn[3];
+  for (int c = 0; c < 3; ++c) rn[c] = ri * n[c];
+  to[0] = rn[1] * ft[2] - rn[2] * ft[1];
+  to[1] = rn[2] * ft[0] - rn[0] * ft[2];
+  to[2] = rn[0] * ft[1] - rn[1] * ft[0];
+}
+
+/* adds the particle-particle contacts of i (wall slots skipped) to f, t; returns contacts.
+ * First a scalar pass sorts the slots into touching partners and others (whose springs are
+ * cleared); then the touching ones go through the law four at a time. */
 inline uint dem_forces_pairs(int i, __constant const double *prm, __global const double *pos,
                              __global const double *vel, __global const double *omega,
                              __global const double *radius, __global const int *nbr_count,
                              __global const int *nbr_index, __global double *spring, double *f, double *t)
 {
-  uint contacts = 0;
   const double mf = prm[DEM_P_MASSF];
-  double xi0 = pos[3 * i], xi1 = pos[3 * i + 1], xi2 = pos[3 * i + 2];
-  double vi[3], wi[3];
-  for (int c = 0; c < 3; ++c) {
-    vi[c] = vel[3 * i + c];
-    wi[c] = omega[3 * i + c];
-  }
+  const double xi0 = pos[3 * i], xi1 = pos[3 * i + 1], xi2 = pos[3 * i + 2];
   const double ri = radius[i];
   const double mi = mf * ri * ri * ri;
   const int base = i * DEM_MAX_NEIGHBORS;
   const int count = nbr_count[i];
+  int touching[DEM_MAX_NEIGHBORS];
+  int m = 0;
   for (int k = 0; k < count; ++k) {
     int j = nbr_index[base + k];
     if (j < 0) continue; /* walls: boundaries.cl */
     double rj = radius[j];
-    double e[3] = {pos[3 * j] - xi0, pos[3 * j + 1] - xi1, pos[3 * j + 2] - xi2};
-    double d2 = e[0] * e[0] + e[1] * e[1] + e[2] * e[2];
+    double e0 = pos[3 * j] - xi0, e1 = pos[3 * j + 1] - xi1, e2 = pos[3 * j + 2] - xi2;
+    double d2 = e0 * e0 + e1 * e1 + e2 * e2;
     double sum = ri + rj;
     /* most listed partners are not touching: decide before paying for the square root */
     double d = d2 < sum * sum ? sqrt(d2) : sum;
     double delta = sum - d;
-    if (!(delta > 0.0) || d == 0.0) {
-      dem_spring_zero(spring, base + k);
-      continue;
-    }
-    contacts++;
-    double inv_d = 1.0 / d;
-    double n[3] = {e[0] * inv_d, e[1] * inv_d, e[2] * inv_d};
-    double mj = mf * rj * rj * rj;
-    double rstar = ri * rj / (ri + rj);
-    double mstar = mi * mj / (mi + mj);
-    double vr[3], ws[3], xi[3];
-    for (int c = 0; c < 3; ++c) {
-      vr[c] = vi[c] - vel[3 * j + c];
-      ws[c] = ri * wi[c] + rj * omega[3 * j + c];
-    }
-    dem_spring_load(spring, base + k, xi);
-    dem_contact(prm, n, delta, rstar, mstar, vr, ws, ri, xi, f, t);
-    for (int c = 0; c < 3; ++c) spring[3 * (base + k) + c] = xi[c];
+    if (!(delta > 0.0) || d == 0.0) dem_spring_zero(spring, base + k);
+    else touching[m++] = k;
   }
-  return contacts;
+  const double vi0 = vel[3 * i], vi1 = vel[3 * i + 1], vi2 = vel[3 * i + 2];
+  const double wi0 = omega[3 * i], wi1 = omega[3 * i + 1], wi2 = omega[3 * i + 2];
+  for (int k0 = 0; k0 < m; k0 += 4) {
+    /* gather four contacts; idle lanes repeat the first one and are ignored */
+    double g[16][4];
+    for (int l = 0; l < 4; ++l) {
+      int k = touching[k0 + l < m ? k0 + l : k0];
+      int j = nbr_index[base + k];
+      g[0][l] = pos[3 * j] - xi0;
+      g[1][l] = pos[3 * j + 1] - xi1;
+      g[2][l] = pos[3 * j + 2] - xi2;
+      g[3][l] = radius[j];
+      g[4][l] = vi0 - vel[3 * j];
+      g[5][l] = vi1 - vel[3 * j + 1];
+      g[6][l] = vi2 - vel[3 * j + 2];
+      g[7][l] = omega[3 * j];
+      g[8][l] = omega[3 * j + 1];
+      g[9][l] = omega[3 * j + 2];
+      g[10][l] = spring[3 * (base + k)];
+      g[11][l] = spring[3 * (base + k) + 1];
+      g[12][l] = spring[3 * (base + k) + 2];
+    }
+    double4 e0 = vload4(0, g[0]), e1 = vload4(0, g[1]), e2 = vload4(0, g[2]), rj = vload4(0, g[3]);
+    double4 d = sqrt(e0 * e0 + e1 * e1 + e2 * e2);
+    double4 delta = (ri + rj) - d;
+    double4 inv_d = 1.0 / d;
+    double4 n[3] = {e0 * inv_d, e1 * inv_d, e2 * inv_d};
+    double4 mj = mf * rj * rj * rj;
+    double4 rstar = ri * rj / (ri + rj);
+    double4 mstar = mi * mj / (mi + mj);
+    double4 vr[3] = {vload4(0, g[4]), vload4(0, g[5]), vload4(0, g[6])};
+    double4 ws[3] = {ri * wi0 + rj * vload4(0, g[7]), ri * wi1 + rj * vload4(0, g[8]),
+                     ri * wi2 + rj * vload4(0, g[9])};
+    double4 xi[3] = {vload4(0, g[10]), vload4(0, g[11]), vload4(0, g[12])};
+    double4 fo[3], to[3];
+    dem_contact4(prm, n, delta, rstar, mstar, vr, ws, ri, xi, fo, to);
+    for (int c = 0; c < 3; ++c) {
+      vstore4(fo[c], 0, g[c]);
+      vstore4(to[c], 0, g[3 + c]);
+      vstore4(xi[c], 0, g[6 + c]);
+    }
+    /* in slot order, as the reference sums them */
+    for (int l = 0; l < 4 && k0 + l < m; ++l) {
+      int k = touching[k0 + l];
+      for (int c = 0; c < 3; ++c) {
+        f[c] = f[c] + g[c][l];
+        t[c] = t[c] + g[3 + c][l];
+        spring[3 * (base + k) + c] = g[6 + c][l];
+      }
+    }
+  }
+  return (uint)m;
 }
 
 __kernel void dem_forces(int n, __constant const double *prm, __global const double *pos,
