@@ -1,0 +1,486 @@
+/* The parallel DEM against the serial one: a P-rank run (Zoltan RCB, migration, ghosts)
+ * must end in the state of the 1-rank run, to 1e-10 relative, with every particle exactly
+ * once; particles that cross a part boundary keep their contacts; a repartition in the middle
+ * of collisions keeps the tangential springs; weights 1:2:...:P give particle counts in those
+ * ratios; the balance formulas against hand-computed values.
+ *
+ * The 1-rank reference runs inside the same program, on rank 0 alone
+ * (dem_parallel_use_self), before the P-rank run; both use the reference backend. The
+ * scenario is a collapse: spheres start apart (diameter 0.9 x spacing) and a sideways gravity
+ * (x) plus the vertical one packs them against the +x wall, so that particles travel more
+ * than a lattice spacing across the RCB cuts, collide, slide on the floor and on each other
+ * (tangential springs), while the partition is redone every 50 steps. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testing.h"
+
+#include "balance.h"
+#include "engine.h"
+#include "ghosts.h"
+#include "parallel.h"
+#include "particles.h"
+#include "partition.h"
+#include "scenario.h"
+#include "simulation.h"
+#include "timestep.h"
+
+#define TOL 1e-10
+
+/* one particle as compared: state and the contacts it is in (partner overlap > 0) */
+typedef struct rec {
+  int32_t id, owner, crossed, ncontact;
+  dem_gid_t gid[DEM_MAX_NEIGHBORS];
+  double pos[3], vel[3], omega[3];
+  double spring[3 * DEM_MAX_NEIGHBORS];
+} rec_t;
+
+static int rank, size;
+
+static void scenario(dem_scenario_t *sc, int ranks, const char *tag)
+{
+  char err[1024];
+  dem_scenario_defaults(sc);
+  snprintf(sc->name, sizeof sc->name, "parallel-%s", tag);
+  sc->particles = 3000;
+  sc->diameter_ratio = 0.9;
+  sc->skin_ratio = 0.05;
+  sc->params.dt = 2.0e-4;
+  sc->params.gravity[0] = 40.0;
+  sc->params.gravity[1] = 25.0;
+  sc->params.gravity[2] = -9.81;
+  sc->steps = 300;
+  sc->ranks = ranks;
+  sc->repartition_every = 50;
+  sc->metrics_every = 50;
+  sc->progress = 0;
+  snprintf(sc->policy, sizeof sc->policy, "NOW");
+  snprintf(sc->backend, sizeof sc->backend, "reference");
+  const char *tmp = getenv("TMPDIR");
+  snprintf(sc->out_dir, sizeof sc->out_dir, "%s/demsim-test-parallel-%s-np%d", tmp && *tmp ? tmp : "/tmp", tag,
+           ranks);
+  if (dem_scenario_validate(sc, err, sizeof err)) {
+    fprintf(stderr, "scenario: %s\n", err);
+    CU_FAIL_FATAL("invalid test scenario");
+  }
+}
+
+/* distance-based contact test, on whatever the store holds (owned + ghosts) */
+static void make_record(const dem_sim_t *sim, size_t i, rec_t *r)
+{
+  const dem_particles_t *p = sim->p;
+  memset(r, 0, sizeof *r);
+  r->id = p->id[i];
+  r->owner = sim->rank;
+  memcpy(r->pos, p->pos + 3 * i, sizeof r->pos);
+  memcpy(r->vel, p->vel + 3 * i, sizeof r->vel);
+  memcpy(r->omega, p->omega + 3 * i, sizeof r->omega);
+  double lo[3], hi[3];
+  if (sim->partition && dem_partition_has_cuts(sim->partition) &&
+      dem_partition_part_box(sim->partition, sim->rank, lo, hi) == 0)
+    for (int a = 0; a < 3; a++) r->crossed |= r->pos[a] < lo[a] || r->pos[a] > hi[a];
+  for (int k = 0; k < p->nbr_count[i]; k++) {
+    size_t s = i * DEM_MAX_NEIGHBORS + (size_t)k;
+    int32_t j = p->nbr_index[s];
+    if (j < 0) continue;
+    double d2 = 0;
+    for (int a = 0; a < 3; a++) {
+      double dx = p->pos[3 * (size_t)j + a] - p->pos[3 * i + a];
+      d2 += dx * dx;
+    }
+    double rr = p->radius[i] + p->radius[j];
+    if (d2 >= rr * rr) continue;
+    CU_ASSERT_EQUAL(p->nbr_gid[s], p->id[j]); /* slot's gid and index name the same particle */
+    r->gid[r->ncontact] = p->nbr_gid[s];
+    memcpy(r->spring + 3 * r->ncontact, p->spring + 3 * s, 3 * sizeof(double));
+    r->ncontact++;
+  }
+}
+
+/* Gathers every owned particle's record on rank 0, placed by id (n_total entries). Checks
+ * that each id appears exactly once. Collective; returns NULL elsewhere than on rank 0. */
+static rec_t *gather_bytes(const rec_t *mine, long bytes, long *total)
+{
+  int me = dem_parallel_rank(), np = dem_parallel_size();
+  long *counts = me == 0 ? calloc((size_t)np, sizeof *counts) : NULL;
+  dem_parallel_gather_counts(bytes, counts, 0);
+  rec_t *all = NULL;
+  *total = 0;
+  if (me == 0) {
+    for (int r = 0; r < np; r++) *total += counts[r];
+    all = malloc((size_t)*total + 1);
+  }
+  dem_parallel_gatherv_bytes(mine, bytes, all, counts, 0);
+  free(counts);
+  return all;
+}
+
+static rec_t *gather(const dem_sim_t *sim, long n_total)
+{
+  long total = 0;
+  const dem_particles_t *p = sim->p;
+  int n = (int)p->n;
+  rec_t *mine = malloc((size_t)(n ? n : 1) * sizeof *mine);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(mine);
+  for (int i = 0; i < n; i++) make_record(sim, (size_t)i, &mine[i]);
+  rec_t *all = gather_bytes(mine, (long)n * (long)sizeof(rec_t), &total);
+  free(mine);
+  int me = dem_parallel_rank();
+  if (me != 0) return NULL;
+  long got = total / (long)sizeof(rec_t);
+  CU_ASSERT_EQUAL(got, n_total); /* nothing lost, nothing duplicated (with the check below) */
+  rec_t *byid = calloc((size_t)n_total, sizeof *byid);
+  char *seen = calloc((size_t)n_total, 1);
+  long dup = 0, bad = 0;
+  for (long k = 0; k < got; k++) {
+    long id = all[k].id;
+    if (id < 0 || id >= n_total) bad++;
+    else if (seen[id]) dup++;
+    else {
+      seen[id] = 1;
+      byid[id] = all[k];
+    }
+  }
+  CU_ASSERT_EQUAL(bad, 0);
+  CU_ASSERT_EQUAL(dup, 0);
+  free(seen);
+  free(all);
+  return byid;
+}
+
+static int close_rel(double a, double b, double scale)
+{
+  return fabs(a - b) <= TOL * fmax(fmax(fabs(a), fabs(b)), scale);
+}
+
+/* ---- the 1-rank reference, computed once on rank 0 ------------------------------------ */
+
+static rec_t *serial;      /* rank 0: final state of the serial run, by id */
+static long serial_n;
+static double serial_scale_x, serial_scale_v, serial_scale_s; /* typical magnitudes */
+
+static void run_serial(void)
+{
+  if (serial || rank != 0) return;
+  char err[2048];
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  dem_parallel_use_self(1);
+  scenario(&sc, 1, "serial");
+  int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
+  if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);
+  if (rc) fprintf(stderr, "serial reference: %s\n", err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  serial_n = sim.total_particles;
+  serial = gather(&sim, serial_n);
+  double vmax = 0, smax = 0;
+  for (long i = 0; i < serial_n; i++) {
+    for (int a = 0; a < 3; a++) vmax = fmax(vmax, fabs(serial[i].vel[a]));
+    for (int k = 0; k < 3 * serial[i].ncontact; k++) smax = fmax(smax, fabs(serial[i].spring[k]));
+  }
+  serial_scale_x = sc.box;
+  serial_scale_v = vmax;
+  serial_scale_s = smax;
+  if (sim.log == NULL && rank == 0)
+    printf("\n  serial reference: %ld particles, %ld steps, %ld searches, |v|max %.3g m/s, |spring|max %.3g m ",
+           serial_n, sim.step, sim.searches, vmax, smax);
+  dem_simulation_destroy(&sim);
+  dem_parallel_use_self(0);
+}
+
+/* compares the gathered P-rank state with the serial one; returns the crossed particles
+ * checked (those outside their owner's part box at the end) */
+static long compare_with_serial(const rec_t *par, long *mismatch_state, long *mismatch_contacts)
+{
+  long crossed = 0;
+  *mismatch_state = *mismatch_contacts = 0;
+  for (long i = 0; i < serial_n; i++) {
+    const rec_t *a = &serial[i], *b = &par[i];
+    int ok = a->id == b->id;
+    for (int c = 0; c < 3; c++) {
+      ok = ok && close_rel(a->pos[c], b->pos[c], serial_scale_x) && close_rel(a->vel[c], b->vel[c], serial_scale_v);
+    }
+    if (!ok && *mismatch_state < 3)
+      fprintf(stderr, "particle %ld: serial x (%.17g %.17g %.17g) v (%.17g %.17g %.17g), parallel x (%.17g %.17g %.17g)"
+              " v (%.17g %.17g %.17g) on rank %d\n", i, a->pos[0], a->pos[1], a->pos[2], a->vel[0], a->vel[1],
+              a->vel[2], b->pos[0], b->pos[1], b->pos[2], b->vel[0], b->vel[1], b->vel[2], b->owner);
+    *mismatch_state += !ok;
+    /* contacts: same partners, same springs (for every particle; counted for crossers) */
+    int same = a->ncontact == b->ncontact;
+    for (int k = 0; same && k < a->ncontact; k++) {
+      same = a->gid[k] == b->gid[k];
+      for (int c = 0; c < 3; c++) same = same && close_rel(a->spring[3 * k + c], b->spring[3 * k + c], serial_scale_s);
+    }
+    if (!same && *mismatch_contacts < 3)
+      fprintf(stderr, "particle %ld: %d contacts in serial, %d in parallel (rank %d)\n", i, a->ncontact, b->ncontact,
+              b->owner);
+    *mismatch_contacts += !same;
+    crossed += b->crossed && a->ncontact > 0;
+  }
+  return crossed;
+}
+
+/* ---- P ranks vs 1 rank ------------------------------------------------------------------ */
+
+static void test_same_state_as_serial(void)
+{
+  run_serial();
+  char err[2048];
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  scenario(&sc, size, "run");
+  int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
+  if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL(sim.repartitions, size > 1 ? (int)(sc.steps - 1) / (int)sc.repartition_every : 0);
+  long ghosts = (long)dem_ghosts_count(sim.ghosts);
+  dem_parallel_sum_long(&ghosts, 1);
+  rec_t *par = gather(&sim, sim.total_particles);
+  if (rank == 0) {
+    CU_ASSERT_EQUAL_FATAL(sim.total_particles, serial_n);
+    long bad_state, bad_contacts;
+    long crossed = compare_with_serial(par, &bad_state, &bad_contacts);
+    long in_contact = 0;
+    for (long i = 0; i < serial_n; i++) in_contact += serial[i].ncontact > 0;
+    printf("\n  %d ranks: %ld ghosts, %ld particles in contact, %ld of them outside their part's box; "
+           "%ld state and %ld contact mismatches ", size, ghosts, in_contact, crossed, bad_state, bad_contacts);
+    CU_ASSERT_EQUAL(bad_state, 0);
+    CU_ASSERT_EQUAL(bad_contacts, 0);
+    CU_ASSERT(in_contact > serial_n / 4); /* the scenario does exercise contacts */
+    if (size > 1) {
+      CU_ASSERT(ghosts > 0);
+      CU_ASSERT(crossed > 0); /* ... and particles that left their part since the last repartition */
+    }
+  }
+  free(par);
+  dem_simulation_destroy(&sim);
+}
+
+/* A repartition forced with uneven weights at a step where many particles are in contact with
+ * a loaded tangential spring: those that change rank keep every (partner, spring) exactly,
+ * and the run still ends in the serial state. */
+static void test_repartition_keeps_springs(void)
+{
+  if (size < 2) return;
+  run_serial();
+  char err[2048];
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  scenario(&sc, size, "springs");
+  sc.repartition_every = 1000000; /* only the forced repartition below */
+  int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  long half = sc.steps / 2;
+  for (long s = 0; s < half && rc == 0; s++) rc = dem_timestep(&sim, err, sizeof err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  rec_t *before = gather(&sim, sim.total_particles);
+
+  double *w = malloc((size_t)size * sizeof *w);
+  for (int r = 0; r < size; r++) w[r] = (double)(size - r); /* reversed ramp: most particles move */
+  rc = dem_partition_repartition(sim.partition, &sim, w, err, sizeof err);
+  if (rc == 0) rc = dem_ghosts_register(sim.ghosts, &sim, err, sizeof err);
+  free(w);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  /* the slots as they travelled (indices are stale until the next search: compare gids and
+   * springs only) */
+  const dem_particles_t *p = sim.p;
+  int n = (int)p->n;
+  rec_t *mine = calloc((size_t)(n ? n : 1), sizeof *mine);
+  for (int i = 0; i < n; i++) {
+    mine[i].id = p->id[i];
+    mine[i].owner = rank;
+    mine[i].ncontact = p->nbr_count[i];
+    memcpy(mine[i].gid, p->nbr_gid + (size_t)i * DEM_MAX_NEIGHBORS, sizeof mine[i].gid);
+    memcpy(mine[i].spring, p->spring + (size_t)i * 3 * DEM_MAX_NEIGHBORS, sizeof mine[i].spring);
+  }
+  long total = 0;
+  rec_t *after = gather_bytes(mine, (long)n * (long)sizeof(rec_t), &total);
+  free(mine);
+  if (rank == 0) {
+    /* before: by id, with in-contact slots only; after: all slots. Every in-contact partner
+     * with a non-zero spring must be in the moved particle's slots with the same spring. */
+    long moved_loaded = 0, lost = 0, m = total / (long)sizeof(rec_t);
+    for (long k = 0; k < m; k++) {
+      const rec_t *a = &after[k], *b = &before[a->id];
+      if (a->owner == b->owner) continue;
+      int loaded = 0;
+      for (int c = 0; c < b->ncontact; c++) {
+        const double *sb = b->spring + 3 * c;
+        if (sb[0] == 0 && sb[1] == 0 && sb[2] == 0) continue;
+        loaded = 1;
+        int found = 0;
+        for (int q = 0; q < a->ncontact; q++)
+          if (a->gid[q] == b->gid[c])
+            found = memcmp(a->spring + 3 * q, sb, 3 * sizeof(double)) == 0;
+        lost += !found;
+      }
+      moved_loaded += loaded;
+    }
+    printf("\n  forced repartition at step %ld: %ld particles with a loaded spring changed rank, %ld springs lost ",
+           half, moved_loaded, lost);
+    CU_ASSERT(moved_loaded > 0);
+    CU_ASSERT_EQUAL(lost, 0);
+  }
+  free(after);
+  free(before);
+
+  for (long s = half; s < sc.steps && rc == 0; s++) rc = dem_timestep(&sim, err, sizeof err);
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(dem_engine_kick(sim.engine), 0); /* synchronous velocities, as the serial run ends */
+  rec_t *par = gather(&sim, sim.total_particles);
+  if (rank == 0) {
+    long bad_state, bad_contacts;
+    compare_with_serial(par, &bad_state, &bad_contacts);
+    CU_ASSERT_EQUAL(bad_state, 0);
+    CU_ASSERT_EQUAL(bad_contacts, 0);
+  }
+  free(par);
+  dem_simulation_destroy(&sim);
+}
+
+/* Weights 1:2:...:P as target part sizes: counts follow within Zoltan's tolerance. */
+static void test_weighted_counts(void)
+{
+  if (size < 2) return;
+  char err[2048];
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  scenario(&sc, size, "weights");
+  sc.particles = 20000;
+  CU_ASSERT_EQUAL_FATAL(dem_scenario_validate(&sc, err, sizeof err), 0);
+  CU_ASSERT_EQUAL_FATAL(dem_simulation_setup(&sim, &sc, NULL, err, sizeof err), 0);
+  double *w = malloc((size_t)size * sizeof *w), wsum = 0;
+  for (int r = 0; r < size; r++) wsum += w[r] = (double)(r + 1);
+  int rc = dem_partition_repartition(sim.partition, &sim, w, err, sizeof err);
+  if (rc == 0) rc = dem_ghosts_register(sim.ghosts, &sim, err, sizeof err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  long n = (long)sim.p->n, total = n;
+  dem_parallel_sum_long(&total, 1);
+  CU_ASSERT_EQUAL(total, sim.total_particles);
+  double target = (double)total * w[rank] / wsum;
+  double tol = sc.zoltan_imbalance_tol;
+  /* Zoltan bounds each part from above by tol x target (plus one particle); with the sum
+   * fixed, no part can then fall short by more than (tol - 1) x the total */
+  CU_ASSERT((double)n <= tol * target + 1.0);
+  CU_ASSERT((double)n >= target - (tol - 1.0) * (double)total - 1.0);
+  if (rank == size - 1) printf("\n  rank %d of %d: %ld particles for a target of %.0f ", rank, size, n, target);
+  /* the particles are where their part box says (migration put them there) */
+  double lo[3], hi[3];
+  CU_ASSERT_EQUAL(dem_partition_part_box(sim.partition, rank, lo, hi), 0);
+  long outside = 0;
+  for (size_t i = 0; i < sim.p->n; i++)
+    for (int a = 0; a < 3; a++) outside += sim.p->pos[3 * i + a] < lo[a] || sim.p->pos[3 * i + a] > hi[a];
+  CU_ASSERT_EQUAL(outside, 0);
+  /* a few steps still run on the new decomposition */
+  for (int s = 0; s < 5 && rc == 0; s++) rc = dem_timestep(&sim, err, sizeof err);
+  CU_ASSERT_EQUAL(rc, 0);
+  free(w);
+  dem_simulation_destroy(&sim);
+}
+
+/* ---- balance: lambda, RW, RW5, NOW ------------------------------------------------------ */
+
+static void test_lambda_and_rw_formula(void)
+{
+  double load[4] = {1.0, 2.0, 3.0, 4.0};
+  /* L_avg = 2.5, L_max = 4: (4 / 2.5 - 1) x 100 = 60 % */
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_imbalance(load, 4), 60.0, 1e-12);
+  double even[3] = {2.0, 2.0, 2.0};
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_imbalance(even, 3), 0.0, 1e-12);
+  /* W_new = W_old (2 - L_i / L_avg) = 1.6, 1.2, 0.8, 0.4 (sum 4: the normalisation is a no-op) */
+  double w1[4] = {1, 1, 1, 1}, out[4];
+  dem_balance_rw(w1, load, 4, out);
+  CU_ASSERT_DOUBLE_EQUAL(out[0], 1.6, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[1], 1.2, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[2], 0.8, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(out[3], 0.4, 1e-12);
+  /* uneven old weights: W = {1, 2}, L = {3, 1}: L_avg = 2, raw {1 x 0.5, 2 x 1.5} = {0.5, 3},
+   * normalised to sum 2: {2/7, 12/7} */
+  double w2[2] = {1, 2}, l2[2] = {3, 1}, o2[2];
+  dem_balance_rw(w2, l2, 2, o2);
+  CU_ASSERT_DOUBLE_EQUAL(o2[0], 2.0 / 7.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o2[1], 12.0 / 7.0, 1e-12);
+  /* the slower rank's weight shrinks, the faster one's grows */
+  CU_ASSERT(o2[0] / o2[1] < w2[0] / w2[1]);
+}
+
+/* Drives the balance object with chosen per-rank COMPUTE totals (NP 2). */
+static void balance_case(const char *policy, double load0, double load1, int expect_change)
+{
+  if (size != 2) return;
+  static dem_scenario_t sc;
+  dem_scenario_defaults(&sc);
+  snprintf(sc.policy, sizeof sc.policy, "%s", policy);
+  sc.ranks = 2;
+  sc.repartition_every = 100;
+  sc.metrics_every = 100;
+  dem_sim_t sim;
+  memset(&sim, 0, sizeof sim);
+  sim.rank = rank;
+  sim.ranks = size;
+  dem_balance_t *b = dem_balance_create(&sc, &sim);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL(dem_balance_condition(b, 50), 0); /* not due */
+  sim.timers.total[DEM_T_COMPUTE] = rank == 0 ? load0 : load1;
+  CU_ASSERT_EQUAL(dem_balance_condition(b, 100), 1);
+  double avg = 0.5 * (load0 + load1), mx = fmax(load0, load1);
+  double lambda = (mx / avg - 1.0) * 100.0;
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_lambda(b), lambda, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_loads(b)[1], load1 / 100.0, 1e-15); /* per step */
+  CU_ASSERT_EQUAL(dem_balance_update_weights(b, 100), 0);
+  const double *w = dem_balance_weights(b);
+  double e0 = expect_change ? 2.0 - load0 / avg : 1.0, e1 = expect_change ? 2.0 - load1 / avg : 1.0;
+  CU_ASSERT_DOUBLE_EQUAL(w[0], e0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(w[1], e1, 1e-12);
+  dem_balance_destroy(&b);
+}
+
+static void test_rw5_threshold(void)
+{
+  /* lambda = (1.09 / 1.045 - 1) x 100 = 4.31 %: RW5 keeps the weights, RW changes them */
+  balance_case("RW5", 1.0, 1.09, 0);
+  balance_case("RW", 1.0, 1.09, 1);
+  /* lambda = (1.3 / 1.15 - 1) x 100 = 13 %: both change them, to 2 - L_i / L_avg */
+  balance_case("RW5", 1.0, 1.3, 1);
+  balance_case("RW", 1.0, 1.3, 1);
+  /* NOW never does */
+  balance_case("NOW", 1.0, 1.3, 0);
+}
+
+static CU_TestInfo parallel_tests[] = {
+  {"P ranks end in the 1-rank state (ids, x, v to 1e-10; contacts of boundary crossers)", test_same_state_as_serial},
+  {"a repartition during collisions keeps every tangential spring", test_repartition_keeps_springs},
+  {"weights 1:2:..:P give particle counts in those ratios", test_weighted_counts},
+  CU_TEST_INFO_NULL,
+};
+static CU_TestInfo balance_tests[] = {
+  {"lambda and the RW weight update, hand-computed", test_lambda_and_rw_formula},
+  {"RW5 keeps the weights when lambda <= 5 %, NOW always", test_rw5_threshold},
+  CU_TEST_INFO_NULL,
+};
+
+static int init(void)
+{
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return 0;
+}
+
+static int cleanup(void)
+{
+  free(serial);
+  serial = NULL;
+  return 0;
+}
+
+static CU_SuiteInfo suites[] = {
+  {"balance", init, NULL, NULL, NULL, balance_tests},
+  {"parallel", init, cleanup, NULL, NULL, parallel_tests},
+  CU_SUITE_INFO_NULL,
+};
+
+DEM_TEST_MAIN(suites)

@@ -1,0 +1,85 @@
+/* SMPI only: two ranks on containers of different speed (platforms/test-sim.xml: b-1x draws
+ * 10 GB/s, c-1 4 GB/s; the DEM kernels are memory bound there). The slower container must
+ * measure the larger load L_i over the first interval, RW must give it the smaller weight,
+ * W_i = 2 - L_i / L_avg from equal weights, and so fewer particles after the repartition;
+ * the imbalance of the next interval must be smaller. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testing.h"
+
+#include "balance.h"
+#include "parallel.h"
+#include "particles.h"
+#include "scenario.h"
+#include "simulation.h"
+#include "timestep.h"
+
+static void test_slower_container_gets_fewer(void)
+{
+  int rank = dem_parallel_rank(), size = dem_parallel_size();
+  CU_ASSERT_EQUAL_FATAL(size, 2);
+  char err[2048];
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  dem_scenario_defaults(&sc);
+  snprintf(sc.name, sizeof sc.name, "parallel-hetero");
+  sc.particles = 4000;
+  sc.steps = 41;
+  sc.ranks = 2;
+  sc.repartition_every = 20;
+  sc.metrics_every = 20;
+  sc.progress = 0;
+  snprintf(sc.policy, sizeof sc.policy, "RW");
+  snprintf(sc.backend, sizeof sc.backend, "reference");
+  const char *tmp = getenv("TMPDIR");
+  snprintf(sc.out_dir, sizeof sc.out_dir, "%s/demsim-test-parallel-hetero", tmp && *tmp ? tmp : "/tmp");
+  CU_ASSERT_EQUAL_FATAL(dem_scenario_validate(&sc, err, sizeof err), 0);
+  int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  long n_before = (long)sim.p->n;
+
+  for (long s = 0; s <= sc.repartition_every && rc == 0; s++) rc = dem_timestep(&sim, err, sizeof err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL(sim.repartitions, 1);
+  double load[2], w[2];
+  memcpy(load, dem_balance_loads(sim.balance), sizeof load);
+  memcpy(w, dem_balance_weights(sim.balance), sizeof w);
+  double lambda1 = dem_balance_lambda(sim.balance);
+  long n_after = (long)sim.p->n;
+  long counts[2] = {rank == 0 ? n_after : 0, rank == 1 ? n_after : 0};
+  dem_parallel_sum_long(counts, 2);
+
+  CU_ASSERT(load[1] > 1.5 * load[0]); /* c-1 is the slower container */
+  double avg = 0.5 * (load[0] + load[1]);
+  CU_ASSERT_DOUBLE_EQUAL(w[0], 2.0 - load[0] / avg, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(w[1], 2.0 - load[1] / avg, 1e-12);
+  CU_ASSERT(w[1] < w[0]);
+  CU_ASSERT(counts[1] < counts[0]);
+  double share = (double)counts[1] / (double)(counts[0] + counts[1]);
+  CU_ASSERT(fabs(share - w[1] / (w[0] + w[1])) < 0.05);
+  if (rank == 1) CU_ASSERT(n_after < n_before);
+
+  for (long s = sc.repartition_every + 1; s < sc.steps && rc == 0; s++) rc = dem_timestep(&sim, err, sizeof err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL(sim.repartitions, 2);
+  double lambda2 = dem_balance_lambda(sim.balance);
+  if (rank == 0)
+    printf("\n  loads %.3g s / %.3g s per step (lambda %.1f %%) -> weights %.3f / %.3f -> particles %ld / %ld; "
+           "next interval lambda %.1f %% ", load[0], load[1], lambda1, w[0], w[1], counts[0], counts[1], lambda2);
+  CU_ASSERT(lambda2 < 0.5 * lambda1);
+  dem_simulation_destroy(&sim);
+}
+
+static CU_TestInfo tests[] = {
+  {"a slower container gets a larger load and, under RW, fewer particles", test_slower_container_gets_fewer},
+  CU_TEST_INFO_NULL,
+};
+static CU_SuiteInfo suites[] = {
+  {"parallel-hetero", NULL, NULL, NULL, NULL, tests},
+  CU_SUITE_INFO_NULL,
+};
+
+DEM_TEST_MAIN(suites)
