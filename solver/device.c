@@ -6,9 +6,9 @@
  * - One in-order queue, no events: the per-step host sync is the kick-drift's tiny read of the
  *   step counters (displacement for the search test, contact counts for the cost model); two
  *   sets of counters alternate so that no separate clearing command is needed.
- * - The work-group size is fixed at build time of the launch (64, or the device maximum if
- *   smaller) because three kernels reduce in local memory; the global size is rounded up and
- *   every kernel checks i < n. */
+ * - The work-group size is given explicitly (64, or less where the device or the kernel caps
+ *   it) because the force kernels sum their contact counts in local memory; the global size is
+ *   rounded up and every kernel checks i < n. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "device.h"
 
@@ -61,6 +61,7 @@ struct dem_device {
   cl_command_queue queue;
   cl_program program;
   cl_kernel kernels[K_COUNT];
+  size_t max_local;   /* the device's work-group limit, at most 64 */
   cl_mem bufs[B_COUNT];
   cl_mem params;      /* DEM_DEVICE_P_COUNT doubles */
   cl_mem counters[2]; /* two sets of DEM_COUNTERS uints used on alternate steps, see common.cl */
@@ -71,7 +72,7 @@ struct dem_device {
   size_t cell_start_len, cell_sorted_len;             /* entries */
   dem_particles_t *p;
   size_t bound_cap;
-  size_t local;       /* work-group size */
+  size_t local[K_COUNT]; /* work-group size of each kernel */
   char name[256];
   char err[1024];
 };
@@ -160,6 +161,12 @@ static int dem_device_build(dem_device_t *d)
   for (int k = 0; k < K_COUNT; ++k) {
     d->kernels[k] = clCreateKernel(d->program, dem_kernel_names[k], &rc);
     if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateKernel(%s): error %d", dem_kernel_names[k], (int)rc);
+    /* 64 work-items, or fewer where the device or this kernel's register needs cap it */
+    size_t max_k = 0;
+    DEM_CL(d, clGetKernelWorkGroupInfo(d->kernels[k], d->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_k), &max_k,
+                                       NULL));
+    d->local[k] = max_k < d->max_local ? max_k : d->max_local;
+    if (d->local[k] == 0) d->local[k] = 1;
   }
   return 0;
 }
@@ -182,8 +189,7 @@ static int dem_device_setup(dem_device_t *d, int platform, int device, const cha
   if (!fp64) return dem_device_fail(d, "OpenCL device %s lacks cl_khr_fp64 (double precision)", d->name);
   size_t max_wg = 0;
   DEM_CL(d, clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL));
-  d->local = max_wg < 64 ? max_wg : 64;
-  if (d->local == 0) d->local = 1;
+  d->max_local = max_wg < 64 ? max_wg : 64;
 
   d->ctx = clCreateContext(NULL, 1, &d->device, NULL, NULL, &rc);
   if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateContext on %s: error %d", d->name, (int)rc);
@@ -318,8 +324,9 @@ static int dem_device_launch(dem_device_t *d, int k)
   size_t n = d->p->n;
   if (n == 0 && k != K_KICK_DRIFT) return 0;
   if (n < DEM_COUNTERS) n = DEM_COUNTERS; /* kick-drift clears the counters with its first items */
-  size_t global = (n + d->local - 1) / d->local * d->local;
-  cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, NULL, &global, &d->local, 0, NULL, NULL);
+  size_t local = d->local[k];
+  size_t global = (n + local - 1) / local * local;
+  cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, NULL, &global, &local, 0, NULL, NULL);
   if (rc != CL_SUCCESS)
     return dem_device_fail(d, "launching %s over %zu particles on %s: error %d", dem_kernel_names[k], n, d->name,
                            (int)rc);
