@@ -294,7 +294,8 @@ def mean_lambda(m):
 
 
 def fig_hardware(hw, outdir):
-    rows = [r for r in hw.get("comparisons", []) if r.get("measured") is not None and r.get("predicted") is not None]
+    rows = [r for r in hw.get("comparisons", []) if r.get("unit") in ("s", "x", "GB/s") and (r.get("measured") or 0) > 0
+            and (r.get("predicted") or 0) > 0]
     fig, ax = plt.subplots(figsize=(10, 4))
     x = np.arange(len(rows))
     ax.bar(x - 0.2, [r["measured"] for r in rows], 0.4, label="measured (native, Open MPI)", color="tab:gray")

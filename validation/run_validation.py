@@ -160,6 +160,15 @@ def main():
                   f"{'simulated %.4g s' % r['sim_time_s'] if ok else 'FAILED, see its demsim.log'} "
                   f"({r['wall_s']:.1f} s wall)", flush=True)
     runs_wall = time.time() - t0
+    timing_path = os.path.join(out, "timing.json")
+    timing = dict(runs_wall_s=runs_wall, runs_executed=len(todo), jobs=a.jobs, command=" ".join(
+        ["validation/run_validation.py"] + sys.argv[1:]), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    if todo or not os.path.exists(timing_path):
+        with open(timing_path, "w") as f:
+            json.dump(timing, f)
+    else:  # every run reused: report the invocation that ran them
+        with open(timing_path) as f:
+            timing = json.load(f)
     if failed:
         print("run_validation.py: failed runs: " + ", ".join(failed), file=sys.stderr)
 
@@ -182,7 +191,7 @@ def main():
     data = figures.load_runs(runs_dir, [run_name(s, p) for s, p in runs])
     figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw)
     total_wall = time.time() - t0
-    meta = dict(scale=sc, command=" ".join(["validation/run_validation.py"] + sys.argv[1:]),
+    meta = dict(scale=sc, command=" ".join(["validation/run_validation.py"] + sys.argv[1:]), timing=timing,
                 runs=len(runs), runs_executed=len(todo), jobs=a.jobs, runs_wall_s=runs_wall,
                 total_wall_s=total_wall, failed=failed, schedules=schedules, scale_factor=scale_factor(sc),
                 study=dict(particles=STUDY_PARTICLES, steps=STUDY_STEPS, repartition_every=STUDY_REPARTITION_EVERY),

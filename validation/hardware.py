@@ -1,0 +1,334 @@
+#!/usr/bin/python3
+"""Validation on this machine: the native build against the SMPI prediction for this machine's platform.
+
+    validation/hardware.py [--out DIR] [--quick] [--repeats R] [--demsim SMPI_LAUNCHER] [--native NATIVE_DEMSIM]
+
+1. Probe: builds validation/bwprobe.c and measures the triad bandwidth on one core and on all
+   cores, and one core's FP64 rate; writes DIR/local-calibrated.xml, platforms/local.xml with
+   these figures in place of its estimates (through platforms/make_platforms.py's own functions),
+   plus one host, local-1half, for the emulation below.
+2. Co-located memory stress (the study's case 5 on one machine): one DEM rank pinned to core 0
+   (taskset, one PoCL thread: POCL_MAX_PTHREAD_COUNT=1), without and with a real
+   `stress-ng --vm 1 --vm-bytes 1G --vm-keep` pinned to core 1. The SMPI prediction runs the same
+   scenario on host local-0 with a vm stress actor on local-1 of the calibrated platform.
+   Reported: the total time (loop time) both ways and the stressed rank's slowdown (its
+   computational load with stress over without), measured against predicted.
+3. Emulated heterogeneity (case-1-like), --emulate (on by default): two ranks, rank 0 alone on
+   core 0, rank 1 on core 1 sharing it with a CPU hog (`stress-ng --cpu 1`, pinned to core 1), so
+   rank 1 has half a core. NOW and RW. Predicted with rank 1 on local-1half (half the core rate
+   and half the per-core bandwidth: the time-share of a core). Reported: total times, the gain of
+   RW, the load ratio of the two ranks under NOW.
+
+Each native measurement is repeated (--repeats, default 3) and the fastest kept: other processes
+on a shared machine only ever slow a run down. The load average before each run is recorded.
+Writes DIR/hardware.json (read by run_validation.py's report) and DIR/HARDWARE.md.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(TOP, "platforms"))
+
+VM = ["taskset", "-c", "1", "stress-ng", "--quiet", "--vm", "1", "--vm-bytes", "1G", "--vm-keep"]
+MATERIAL = "material = { youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; density = 2500.0; };"
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+
+
+def build_probe(out):
+    exe = os.path.join(out, "bwprobe")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    p = sh([cc, "-std=gnu11", "-O3", "-march=native", "-ffp-contract=fast", "-pthread",
+            os.path.join(HERE, "bwprobe.c"), "-o", exe])
+    if p.returncode:
+        raise SystemExit(f"hardware.py: cannot build the probe:\n{p.stdout}")
+    return exe
+
+
+def probe(exe, repeats, ncpu, mib):
+    best = {"bw_1core": 0.0, "bw_allcore": 0.0, "flops_1core": 0.0}
+    for _ in range(repeats):
+        one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)]).stdout)
+        allc = json.loads(sh([exe, "--threads", str(ncpu), "--mib", str(mib)]).stdout)
+        best["bw_1core"] = max(best["bw_1core"], one["triad_Bps"])
+        best["bw_allcore"] = max(best["bw_allcore"], allc["triad_Bps"])
+        best["flops_1core"] = max(best["flops_1core"], one["flops_per_thread"])
+        best["lanes"] = one["lanes"]
+    best["threads_all"] = ncpu
+    best["mib"] = mib
+    return best
+
+
+def calibrated_platform(pr, path):
+    """platforms/local.xml rebuilt with the measured figures, plus local-1half."""
+    import make_platforms as mp
+    bw, core_bw, flops = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"]), pr["flops_1core"]
+    header = [
+        "This machine, CALIBRATED by validation/hardware.py (validation/bwprobe.c), from",
+        "platforms/make_platforms.py's local platform with its estimates replaced by measurements:",
+        f"memory bandwidth {bw / 1e9:.3g} GB/s (triad, {pr['threads_all']} threads); per-core bandwidth",
+        f"{core_bw / 1e9:.3g} GB/s (triad, 1 thread); core FP64 rate {flops / 1e9:.3g} GF/s (FMA loop).",
+        "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
+        "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
+    ]
+    node = mp.simple_node("local", "local", bw, flops, core_bw,
+                          [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
+                           ("local", 2, "local-2core")],
+                          ["the machine: node 'local', memory bus local-membus"],
+                          latency=mp.CPU_LAUNCH_LATENCY)
+    half = dict(host="local-1half", cores=1,
+                props=mp.container_props("local-1half", "local", "local", core_bw / 2, latency=mp.CPU_LAUNCH_LATENCY))
+    node["containers"].append(half)
+    xml = mp.platform("local", header, [node])
+    # platform() gives every container of a node the node's core rate: halve local-1half's
+    xml = xml.replace(f'<host id="local-1half" speed="{flops:.6g}f"', f'<host id="local-1half" speed="{flops / 2:.6g}f"')
+    with open(path, "w") as f:
+        f.write(xml)
+    return path
+
+
+def scenario(path, name, platform, hosts, particles, steps, every, metrics_every, stress=None, ratio=1.001):
+    lines = [f'name = "{name}";',
+             f'description = "hardware validation ({name}), written by validation/hardware.py";',
+             f"problem = {{ box = 1.0; fill = 0.5; particles = {particles}; diameter_ratio = {ratio}; }};",
+             MATERIAL,
+             f"time = {{ dt = 1.0e-8; steps = {steps}; }};",
+             f'run = {{ ranks = {len(hosts)}; policy = "NOW"; repartition_every = {every}; }};',
+             f'platform = {{ file = "{platform}"; hosts = [{", ".join(chr(34) + h + chr(34) for h in hosts)}]; }};']
+    if stress:
+        lines.append("stress = ( " + stress + " );")
+    lines.append(f'output = {{ dir = "out/{name}"; metrics_every = {metrics_every}; }};')
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+class Background:
+    """A co-located load (stress-ng), pinned, in its own process group; stopped on exit."""
+
+    def __init__(self, args):
+        self.args = args
+        self.p = None
+
+    def __enter__(self):
+        if self.args:
+            self.p = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
+            time.sleep(2.0)  # let its workers allocate and start
+            if self.p.poll() is not None:
+                raise SystemExit(f"hardware.py: {' '.join(self.args)} exited at once")
+        return self
+
+    def __exit__(self, *exc):
+        if self.p and self.p.poll() is None:
+            os.killpg(self.p.pid, signal.SIGTERM)
+            try:
+                self.p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.p.pid, signal.SIGKILL)
+                self.p.wait()
+
+
+def summary(d):
+    with open(os.path.join(d, "summary.json")) as f:
+        return json.load(f)
+
+
+def run_native(cmd, outdir, log, env=None):
+    load = os.getloadavg()[0]
+    t0 = time.time()
+    p = sh(cmd, env=env)
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n{p.stdout}\n")
+    if p.returncode:
+        raise SystemExit(f"hardware.py: failed ({p.returncode}): {' '.join(cmd)}\n{p.stdout[-2000:]}")
+    s = summary(outdir)
+    s["_loadavg_before"] = load
+    s["_wall"] = time.time() - t0
+    return s
+
+
+def best_of(runs):
+    return min(runs, key=lambda s: s["sim_time_s"])
+
+
+def load_of(s, rank):
+    return next(r["load_s"] for r in s["per_rank"] if r["rank"] == rank)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=os.path.join(TOP, "out", "hardware"))
+    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
+    ap.add_argument("--native", default=os.path.join(TOP, "build", "native", "demsim"))
+    ap.add_argument("--quick", action="store_true", help="a small problem, one repeat (a smoke test)")
+    ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--particles", type=int, default=None)
+    ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--no-emulate", dest="emulate", action="store_false")
+    a = ap.parse_args()
+    particles = a.particles or (4000 if a.quick else 20000)
+    steps = a.steps or (100 if a.quick else 400)
+    repeats = a.repeats or (1 if a.quick else 3)
+    every = max(steps // 4, 1)
+    metrics_every = max(every // 5, 1)
+    out = os.path.abspath(a.out)
+    os.makedirs(out, exist_ok=True)
+    log = os.path.join(out, "hardware.log")
+    open(log, "w").close()
+    ncpu = os.cpu_count() or 1
+    if ncpu < 2:
+        raise SystemExit("hardware.py: needs at least two cores (one for the DEM rank, one for the co-located load)")
+    for exe in (a.demsim, a.native):
+        if not os.access(exe, os.X_OK):
+            raise SystemExit(f"hardware.py: {exe}: not built")
+    t_start = time.time()
+    cmdline = " ".join(["validation/hardware.py"] + sys.argv[1:])
+
+    print("hardware.py: probe", flush=True)
+    exe = build_probe(out)
+    pr = probe(exe, repeats, ncpu, 64 if a.quick else 256)
+    with Background(VM):
+        pr["bw_1core_next_to_vm"] = max(
+            json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(64 if a.quick else 256)]).stdout)
+            ["triad_Bps"] for _ in range(repeats))
+    plat = calibrated_platform(pr, os.path.join(out, "local-calibrated.xml"))
+    print(f"hardware.py: triad 1 core {pr['bw_1core'] / 1e9:.2f} GB/s, {ncpu} cores {pr['bw_allcore'] / 1e9:.2f} GB/s, "
+          f"FP64 {pr['flops_1core'] / 1e9:.1f} GF/s per core; {plat}", flush=True)
+
+    # two regimes: particles in contact (the study's benchmark: contact forces dominate) and apart
+    # (no contact: the kernels stream particle data, the memory-bound end)
+    regimes = {"contact": 1.001, "apart": 0.99}
+    cfg1, cfg1s = {}, {}
+    for reg, ratio in regimes.items():
+        cfg1[reg] = scenario(os.path.join(out, f"hw-1rank-{reg}.cfg"), f"hw-1rank-{reg}", plat, ["local-0"], particles,
+                             steps, every, metrics_every, ratio=ratio)
+        cfg1s[reg] = scenario(os.path.join(out, f"hw-1rank-{reg}-vm.cfg"), f"hw-1rank-{reg}-vm", plat, ["local-0"],
+                              particles, steps, every, metrics_every,
+                              '{ host = "local-1"; kind = "vm"; workers = 1; bytes = 1.0e9; }', ratio=ratio)
+    cfg2 = scenario(os.path.join(out, "hw-2rank.cfg"), "hw-2rank", plat, ["local-0", "local-1half"], particles,
+                    steps, every, metrics_every)
+    env1 = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    vm = VM
+    hog = ["taskset", "-c", "1", "stress-ng", "--quiet", "--cpu", "1", "--cpu-method", "fft"]
+
+    # --- native: memory stress ----------------------------------------------------------------
+    base, stressed, nb, ns = {}, {}, {}, {}
+    for reg in regimes:
+        base[reg], stressed[reg] = [], []
+        for i in range(repeats):
+            print(f"hardware.py: native, 1 rank, particles {reg}, repeat {i + 1}/{repeats}: without and with "
+                  "stress-ng --vm", flush=True)
+            d = os.path.join(out, f"native-1rank-{reg}-{i}")
+            base[reg].append(run_native(["taskset", "-c", "0", a.native, "run", cfg1[reg], "--out", d, "--quiet"], d,
+                                        log, env1))
+            d = os.path.join(out, f"native-1rank-{reg}-vm-{i}")
+            with Background(vm):
+                stressed[reg].append(run_native(["taskset", "-c", "0", a.native, "run", cfg1[reg], "--out", d,
+                                                 "--quiet"], d, log, env1))
+        nb[reg], ns[reg] = best_of(base[reg]), best_of(stressed[reg])
+
+    # --- native: emulated heterogeneity ---------------------------------------------------------
+    emu = {}
+    if a.emulate:
+        mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-x", "POCL_MAX_PTHREAD_COUNT=1"]
+        if os.geteuid() == 0:
+            mpirun.insert(1, "--allow-run-as-root")
+        for pol in ("NOW", "RW"):
+            runs = []
+            for i in range(repeats):
+                print(f"hardware.py: native, 2 ranks (rank 1 on half a core), {pol}, repeat {i + 1}/{repeats}", flush=True)
+                d = os.path.join(out, f"native-2rank-{pol}-{i}")
+                app = [a.native, "run", cfg2, "--policy", pol, "--out", d, "--quiet"]
+                with Background(hog):
+                    runs.append(run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app +
+                                           [":", "-np", "1", "taskset", "-c", "1"] + app, d, log, env1))
+            emu[pol] = best_of(runs)
+
+    # --- SMPI predictions on the calibrated platform ---------------------------------------------
+    print("hardware.py: SMPI predictions", flush=True)
+    pred = {}
+    jobs = [(f"1rank-{reg}", cfg1[reg], []) for reg in regimes] + [(f"1rank-{reg}-vm", cfg1s[reg], []) for reg in regimes]
+    if a.emulate:
+        jobs += [("2rank-NOW", cfg2, ["--policy", "NOW"]), ("2rank-RW", cfg2, ["--policy", "RW"])]
+    for name, cfg, extra in jobs:
+        d = os.path.join(out, f"smpi-{name}")
+        pred[name] = run_native([a.demsim, "run", cfg, "--out", d, "--quiet"] + extra, d, log)
+
+    # --- comparisons ------------------------------------------------------------------------------
+    C = []
+
+    def add(what, unit, m, p, kind="relative"):
+        C.append(dict(what=what, unit=unit, measured=m, predicted=p, error_kind=kind))
+
+    node, core = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"])
+    # max-min fair share of the bus between two streams each capped at one core's bandwidth
+    share = max(node - core, node / 2) if 2 * core > node else core
+    add("triad bandwidth of core 0 next to stress-ng --vm on core 1", "GB/s", pr["bw_1core_next_to_vm"] / 1e9,
+        share / 1e9)
+    for reg in regimes:
+        p0, p1 = pred[f"1rank-{reg}"], pred[f"1rank-{reg}-vm"]
+        add(f"1 rank, particles {reg}: total time, no stress", "s", nb[reg]["sim_time_s"], p0["sim_time_s"])
+        add(f"1 rank, particles {reg}: total time, stress-ng --vm on the other core", "s", ns[reg]["sim_time_s"],
+            p1["sim_time_s"])
+        add(f"1 rank, particles {reg}: stressed rank's slowdown (load with / without)", "x",
+            load_of(ns[reg], 0) / load_of(nb[reg], 0), load_of(p1, 0) / load_of(p0, 0))
+        add(f"1 rank, particles {reg}: throughput, no stress", "particle-steps/s", nb[reg]["particle_steps_per_s"],
+            p0["particle_steps_per_s"])
+    if a.emulate:
+        add("2 ranks (one on half a core), total time NOW", "s", emu["NOW"]["sim_time_s"], pred["2rank-NOW"]["sim_time_s"])
+        add("2 ranks (one on half a core), total time RW", "s", emu["RW"]["sim_time_s"], pred["2rank-RW"]["sim_time_s"])
+        add("load ratio rank 1 / rank 0 under NOW", "x", load_of(emu["NOW"], 1) / load_of(emu["NOW"], 0),
+            load_of(pred["2rank-NOW"], 1) / load_of(pred["2rank-NOW"], 0))
+        gm = (emu["NOW"]["sim_time_s"] - emu["RW"]["sim_time_s"]) / emu["NOW"]["sim_time_s"] * 100
+        gp = (pred["2rank-NOW"]["sim_time_s"] - pred["2rank-RW"]["sim_time_s"]) / pred["2rank-NOW"]["sim_time_s"] * 100
+        add("gain of RW over NOW", "%", gm, gp, "points")
+        add("lambda under NOW (max interval)", "%", emu["NOW"]["lambda_max_percent"],
+            pred["2rank-NOW"]["lambda_max_percent"], "points")
+    for c in C:
+        m, p = c["measured"], c["predicted"]
+        c["error"] = (p - m) if c["error_kind"] == "points" else ((p - m) / m * 100 if m else None)
+
+    loads = [s["_loadavg_before"] for reg in regimes for s in base[reg] + stressed[reg]] + \
+        [v["_loadavg_before"] for v in emu.values()]
+    notes = [
+        f"Problem: {particles} particles, {steps} steps of 1e-8 s, repartition every {every} steps; fastest of "
+        f"{repeats} native repeats kept; times are the time loop (summary sim_time_s: wall clock natively, simulated "
+        "under SMPI).",
+        f"Load average before the native runs: {min(loads):.2f} to {max(loads):.2f} on {ncpu} cores (other users of "
+        "this machine slow the native runs down; the fastest repeat is kept for that reason).",
+        "Native stress: `" + " ".join(vm) + "`; SMPI: a vm stress actor (1 worker, 1e9 B per activity) on local-1, "
+        "sharing local-membus with the rank. Particles 'in contact' is the study's benchmark (diameter 1.001 x "
+        "spacing); 'apart' (0.99) has no contact forces, so its kernels mostly stream particle data.",
+    ]
+    if a.emulate:
+        notes.append("Emulated heterogeneity: rank 1 shares core 1 with `" + " ".join(hog) + "`; the model gives it "
+                     "local-1half (half the core rate, half the per-core bandwidth).")
+    res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=notes,
+               setup=f"Machine: {ncpu} cores; native build `{a.native}`, SMPI build `{a.demsim}`.",
+               wall_s=time.time() - t_start)
+    with open(os.path.join(out, "hardware.json"), "w") as f:
+        json.dump(res, f, indent=1)
+    with open(os.path.join(out, "HARDWARE.md"), "w") as f:
+        sys.path.insert(0, HERE)
+        import report
+        f.write("\n".join(report.hardware_section(res)) + "\n")
+    for c in C:
+        e = c["error"]
+        print(f"  {c['what']}: measured {c['measured']:.4g} {c['unit']}, predicted {c['predicted']:.4g} "
+              f"({'n/a' if e is None else ('%+.1f points' % e if c['error_kind'] == 'points' else '%+.1f %%' % e)})")
+    print(f"hardware.py: {out}/hardware.json, HARDWARE.md ({res['wall_s']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
