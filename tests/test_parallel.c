@@ -57,7 +57,9 @@ static void scenario(dem_scenario_t *sc, int ranks, const char *tag)
   sc->metrics_every = 50;
   sc->progress = 0;
   snprintf(sc->policy, sizeof sc->policy, "NOW");
-  snprintf(sc->backend, sizeof sc->backend, "reference");
+  /* the reference backend, or the one named by DEMSIM_TEST_BACKEND (the _opencl registration) */
+  const char *backend = getenv("DEMSIM_TEST_BACKEND");
+  snprintf(sc->backend, sizeof sc->backend, "%s", backend && *backend ? backend : "reference");
   const char *tmp = getenv("TMPDIR");
   snprintf(sc->out_dir, sizeof sc->out_dir, "%s/demsim-test-parallel-%s-np%d", tmp && *tmp ? tmp : "/tmp", tag,
            ranks);
@@ -117,10 +119,11 @@ static rec_t *gather_bytes(const rec_t *mine, long bytes, long *total)
   return all;
 }
 
-static rec_t *gather(const dem_sim_t *sim, long n_total)
+static rec_t *gather(dem_sim_t *sim, long n_total)
 {
   long total = 0;
   const dem_particles_t *p = sim->p;
+  CU_ASSERT_EQUAL_FATAL(dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n), 0);
   int n = (int)p->n;
   rec_t *mine = malloc((size_t)(n ? n : 1) * sizeof *mine);
   CU_ASSERT_PTR_NOT_NULL_FATAL(mine);
