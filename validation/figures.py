@@ -296,18 +296,18 @@ def mean_lambda(m):
 def fig_hardware(hw, outdir):
     rows = [r for r in hw.get("comparisons", []) if r.get("unit") in ("s", "x", "GB/s") and (r.get("measured") or 0) > 0
             and (r.get("predicted") or 0) > 0]
-    fig, ax = plt.subplots(figsize=(10, 4))
-    x = np.arange(len(rows))
-    ax.bar(x - 0.2, [r["measured"] for r in rows], 0.4, label="measured (native, Open MPI)", color="tab:gray")
-    ax.bar(x + 0.2, [r["predicted"] for r in rows], 0.4, label="predicted (SMPI, calibrated local platform)",
-           color="tab:blue")
-    ax.set_xticks(x)
-    ax.set_xticklabels([f"{r['what']}\n({r['unit']})" for r in rows], fontsize=7)
-    ax.set_yscale("log")
-    ax.set_ylabel("value (unit under each bar; log scale)")
+    fig, ax = plt.subplots(figsize=(11, 0.55 * len(rows) + 1.5))
+    y = np.arange(len(rows))[::-1]
+    ax.barh(y + 0.2, [r["measured"] for r in rows], 0.4, label="measured (native build, Open MPI)", color="tab:gray")
+    ax.barh(y - 0.2, [r["predicted"] for r in rows], 0.4, label="predicted (SMPI, probe-calibrated local platform)",
+            color="tab:blue")
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{r['what']} ({r['unit']})" for r in rows], fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("value, in the unit given with each row (log scale)")
     ax.set_title("Hardware validation on this machine: measured vs predicted", fontsize=10)
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2)
     return _save(fig, outdir, "hardware.png")
 
 
