@@ -20,9 +20,8 @@ inline void dem_contact(__constant const double *prm, const double *n, double de
   double sr = sqrt(rstar);
   double k = prm[DEM_P_KN] * sr;
   double sd = sqrt(delta);
-  double qd = sqrt(sd);
-  double smk = sqrt(mstar * k);
-  double fn = k * delta * sd + prm[DEM_P_DAMPN] * smk * qd * ddot;
+  double smkq = sqrt(mstar * k * sd); /* sqrt(m* k) delta^(1/4), for both dampings */
+  double fn = k * delta * sd + prm[DEM_P_DAMPN] * smkq * ddot;
   if (fn < 0.0) fn = 0.0;
 
   double vrel[3];
@@ -46,7 +45,7 @@ inline void dem_contact(__constant const double *prm, const double *n, double de
   for (int c = 0; c < 3; ++c) xi[c] = xi[c] + vt[c] * prm[DEM_P_DT];
 
   double kt = prm[DEM_P_KT] * sr * sd;
-  double gt = prm[DEM_P_GT] * smk * qd;
+  double gt = prm[DEM_P_GT] * smkq;
   double ft[3];
   for (int c = 0; c < 3; ++c) ft[c] = -kt * xi[c] - gt * vt[c];
   double ft2 = ft[0] * ft[0] + ft[1] * ft[1] + ft[2] * ft[2];
@@ -93,9 +92,8 @@ inline void dem_contact4(__constant const double *prm, const double4 *n, double4
   double4 sr = sqrt(rstar);
   double4 k = prm[DEM_P_KN] * sr;
   double4 sd = sqrt(delta);
-  double4 qd = sqrt(sd);
-  double4 smk = sqrt(mstar * k);
-  double4 fn = k * delta * sd + prm[DEM_P_DAMPN] * smk * qd * ddot;
+  double4 smkq = sqrt(mstar * k * sd); /* sqrt(m* k) delta^(1/4), for both dampings */
+  double4 fn = k * delta * sd + prm[DEM_P_DAMPN] * smkq * ddot;
   fn = select(fn, (double4)(0.0), fn < 0.0);
 
   double4 vrel[3];
@@ -121,7 +119,7 @@ inline void dem_contact4(__constant const double *prm, const double4 *n, double4
   }
 
   double4 kt = prm[DEM_P_KT] * sr * sd;
-  double4 gt = prm[DEM_P_GT] * smk * qd;
+  double4 gt = prm[DEM_P_GT] * smkq;
   double4 ft[3];
   for (int c = 0; c < 3; ++c) ft[c] = -kt * xi[c] - gt * vt[c];
   double4 ft2 = ft[0] * ft[0] + ft[1] * ft[1] + ft[2] * ft[2];
@@ -200,8 +198,11 @@ inline uint dem_forces_pairs(int i, __constant const double *prm, __global const
     double4 inv_d = 1.0 / d;
     double4 n[3] = {e0 * inv_d, e1 * inv_d, e2 * inv_d};
     double4 mj = mf * rj * rj * rj;
-    double4 rstar = ri * rj / (ri + rj);
-    double4 mstar = mi * mj / (mi + mj);
+    /* R* and m* with one division */
+    double4 rsum = ri + rj, msum = mi + mj;
+    double4 q = 1.0 / (rsum * msum);
+    double4 rstar = ri * rj * msum * q;
+    double4 mstar = mi * mj * rsum * q;
     double4 vr[3] = {vload4(0, g[4]), vload4(0, g[5]), vload4(0, g[6])};
     double4 ws[3] = {ri * wi0 + rj * vload4(0, g[7]), ri * wi1 + rj * vload4(0, g[8]),
                      ri * wi2 + rj * vload4(0, g[9])};

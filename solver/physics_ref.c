@@ -152,9 +152,8 @@ static void dem_ref_contact(const dem_ref_law_t *law, const double n[3], double 
   double sr = sqrt(rstar);
   double k = law->kn * sr;
   double sd = sqrt(delta);
-  double qd = sqrt(sd);
-  double smk = sqrt(mstar * k);
-  double fn = k * delta * sd + law->damp_n * smk * qd * ddot;
+  double smkq = sqrt(mstar * k * sd); /* sqrt(m* k) delta^(1/4), for both dampings */
+  double fn = k * delta * sd + law->damp_n * smkq * ddot;
   if (fn < 0.0) fn = 0.0;
 
   /* tangential relative velocity at the contact point */
@@ -179,7 +178,7 @@ static void dem_ref_contact(const dem_ref_law_t *law, const double n[3], double 
 
   /* k_t = 8 G* sqrt(R* delta), gamma_t = damp_t sqrt(m* k_t), rewritten with the roots above */
   double kt = law->kt * sr * sd;
-  double gt = law->gt * smk * qd;
+  double gt = law->gt * smkq;
   double ft[3];
   for (int c = 0; c < 3; ++c) ft[c] = -kt * xi[c] - gt * vt[c];
   double ft2 = ft[0] * ft[0] + ft[1] * ft[1] + ft[2] * ft[2];
@@ -237,8 +236,11 @@ dem_force_result_t dem_ref_forces(dem_particles_t *p, const dem_params_t *prm)
       double inv_d = 1.0 / d;
       double n[3] = {e[0] * inv_d, e[1] * inv_d, e[2] * inv_d};
       double mj = dem_ref_mass(mf, rj);
-      double rstar = ri * rj / (ri + rj);
-      double mstar = mi * mj / (mi + mj);
+      /* R* and m* with one division */
+      double rsum = ri + rj, msum = mi + mj;
+      double q = 1.0 / (rsum * msum);
+      double rstar = ri * rj * msum * q;
+      double mstar = mi * mj * rsum * q;
       double vr[3] = {vi[0] - vj[0], vi[1] - vj[1], vi[2] - vj[2]};
       double ws[3] = {ri * wi[0] + rj * wj[0], ri * wi[1] + rj * wj[1], ri * wi[2] + rj * wj[2]};
       dem_ref_contact(&law, n, delta, rstar, mstar, vr, ws, ri, spring, f, t);
