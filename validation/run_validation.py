@@ -119,6 +119,8 @@ def main():
                     help="the native build (for --hardware)")
     ap.add_argument("--hardware", action="store_true", help="also run validation/hardware.py")
     ap.add_argument("--reuse", action="store_true", help="keep runs that already have a summary.json")
+    ap.add_argument("--no-sensitivity", action="store_true",
+                    help="with hardware results, skip the what-if runs with the measured kernel efficiency")
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
     a = ap.parse_args()
     sc = dict(SCALES[a.scale], name=a.scale)
@@ -136,6 +138,20 @@ def main():
              "--set", f"output.metrics_every={sc['metrics_every']}"]
     print(f"run_validation.py: scale {a.scale}: {sc['particles']} particles x {sc['steps']} steps, repartition "
           f"every {sc['repartition_every']} steps, {len(runs)} runs on {a.jobs} jobs; outputs in {out}", flush=True)
+
+    hw = None
+    if a.hardware:  # first, while the machine is not busy with the runs below
+        hw_dir = os.path.join(out, "hardware")
+        cmd = [sys.executable, os.path.join(HERE, "hardware.py"), "--out", hw_dir, "--demsim", a.demsim,
+               "--native", a.native]
+        if a.scale == "tiny":
+            cmd.append("--quick")
+        print("run_validation.py: " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=False)
+    hw_json = os.path.join(out, "hardware", "hardware.json")
+    if os.path.exists(hw_json):
+        with open(hw_json) as f:
+            hw = json.load(f)
 
     def wanted(s, p):
         path = os.path.join(runs_dir, run_name(s, p), "summary.json")
@@ -172,23 +188,17 @@ def main():
     if failed:
         print("run_validation.py: failed runs: " + ", ".join(failed), file=sys.stderr)
 
-    hw = None
-    if a.hardware:
-        hw_dir = os.path.join(out, "hardware")
-        cmd = [sys.executable, os.path.join(HERE, "hardware.py"), "--out", hw_dir, "--demsim", a.demsim,
-               "--native", a.native]
-        if a.scale == "tiny":
-            cmd.append("--quick")
-        print("run_validation.py: " + " ".join(cmd), flush=True)
-        subprocess.run(cmd, check=False)
-    hw_json = os.path.join(out, "hardware", "hardware.json")
-    if os.path.exists(hw_json):
-        with open(hw_json) as f:
-            hw = json.load(f)
+
+    sens = None
+    if hw and not a.no_sensitivity:
+        sens = sensitivity(hw, sc, out, a, extra)
+        failed += sens.get("failed", [])
 
     import figures
     import report
     data = figures.load_runs(runs_dir, [run_name(s, p) for s, p in runs])
+    if sens:
+        sens["data"] = figures.load_runs(os.path.join(out, "sensitivity", "runs"), sens["names"])
     figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw)
     total_wall = time.time() - t0
     meta = dict(scale=sc, command=" ".join(["validation/run_validation.py"] + sys.argv[1:]), timing=timing,
@@ -196,7 +206,7 @@ def main():
                 total_wall_s=total_wall, failed=failed, schedules=schedules, scale_factor=scale_factor(sc),
                 study=dict(particles=STUDY_PARTICLES, steps=STUDY_STEPS, repartition_every=STUDY_REPARTITION_EVERY),
                 commit=git_commit(), demsim=a.demsim)
-    path = report.write(out, data, figs, meta, hw)
+    path = report.write(out, data, figs, meta, hw, sens)
     print(f"run_validation.py: {len(figs)} figures in {os.path.join(out, 'figures')}, report {path}; "
           f"{total_wall:.0f} s wall ({runs_wall:.0f} s of runs)", flush=True)
     if a.publish:
@@ -207,6 +217,60 @@ def main():
         shutil.copy(path, os.path.join(HERE, "REPORT.md"))
         print(f"run_validation.py: published to {HERE}/REPORT.md and {dst}/")
     return 1 if failed else 0
+
+
+SENSITIVITY_RUNS = [("case1", ("NOW", "RW")), ("case5-stress1", ("NOW", "RW", "RW5")), ("case5-stress4", ("NOW", "RW", "RW5"))]
+
+
+def kernel_slowness(hw):
+    """Measured / predicted kernel time on this machine (particles in contact, no stress), or None."""
+    for c in hw.get("comparisons", []):
+        if "contact: throughput" in c["what"] and c.get("measured"):
+            return c["predicted"] / c["measured"]
+    return None
+
+
+def sensitivity(hw, sc, out, a, extra):
+    """What if the study's kernels were as far from the roofline as ours are on this machine: every
+    CPU core rate and bandwidth of openstack.xml divided by the measured factor (ratios between
+    containers, hence case 1's 3.3, unchanged; network unchanged). A what-if, not a calibration:
+    its runs are reported apart from the validation's."""
+    f = kernel_slowness(hw)
+    if not f or f <= 1.0:
+        return None
+    d = os.path.join(out, "sensitivity")
+    os.makedirs(os.path.join(d, "scenarios"), exist_ok=True)
+    with open(os.path.join(TOP, "platforms", "openstack.xml")) as fh:
+        xml = fh.read()
+    xml = re.sub(r'(<host id="(?!g1-cngpu")[^"]+" speed=")([0-9.eE+-]+)f"',
+                 lambda m: f'{m.group(1)}{float(m.group(2)) / f:.6g}f"', xml)
+    xml = re.sub(r'(<prop id="core_bw" value=")([0-9.eE+-]+)"', lambda m: f'{m.group(1)}{float(m.group(2)) / f:.6g}"', xml)
+    xml = xml.replace("<platform version", f"<!-- validation/run_validation.py: openstack.xml with every CPU core rate, "
+                      f"memory bandwidth and per-core bandwidth divided by {f:.3g} (kernel efficiency measured by "
+                      f"validation/hardware.py). A what-if, not a model of the study's cloud. -->\n<platform version", 1)
+    plat = os.path.join(d, "openstack-slow-kernels.xml")
+    with open(plat, "w") as fh:
+        fh.write(xml)
+    runs = []
+    for case, pols in SENSITIVITY_RUNS:
+        with open(os.path.join(TOP, "scenarios", case + ".cfg")) as fh:
+            text = fh.read().replace('file = "../platforms/openstack.xml";', f'file = "{plat}";')
+        cfg = os.path.join(d, "scenarios", case + ".cfg")
+        with open(cfg, "w") as fh:
+            fh.write(text)
+        runs += [(cfg, p) for p in pols]
+    names = [run_name(c, p) for c, p in runs]
+    rd = os.path.join(d, "runs")
+    todo = [(c, p) for c, p in runs if not (a.reuse and os.path.exists(os.path.join(rd, run_name(c, p), "summary.json")))]
+    failed = []
+    print(f"run_validation.py: what-if, kernels {f:.3g} x slower: {len(todo)} runs", flush=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        for r in ex.map(lambda cp: sweep.run_one(a.demsim, cp[0], cp[1], rd, extra), todo):
+            print(f"  {r['scenario']} {r['policy']}: {'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'}",
+                  flush=True)
+            if r["status"]:
+                failed.append(f"sensitivity/{r['scenario']}-{r['policy']}")
+    return dict(factor=f, platform=plat, names=names, failed=failed)
 
 
 def git_commit():
