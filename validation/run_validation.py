@@ -118,6 +118,8 @@ def main():
     ap.add_argument("--native", default=os.path.join(TOP, "build", "native", "demsim"),
                     help="the native build (for --hardware)")
     ap.add_argument("--hardware", action="store_true", help="also run validation/hardware.py")
+    ap.add_argument("--commit", default=None,
+                    help="the commit the builds were made from, for the report (default: this tree's HEAD)")
     ap.add_argument("--reuse", action="store_true", help="keep runs that already have a summary.json")
     ap.add_argument("--no-sensitivity", action="store_true",
                     help="with hardware results, skip the what-if runs with the measured kernel efficiency")
@@ -205,7 +207,7 @@ def main():
                 runs=len(runs), runs_executed=len(todo), jobs=a.jobs, runs_wall_s=runs_wall,
                 total_wall_s=total_wall, failed=failed, schedules=schedules, scale_factor=scale_factor(sc),
                 study=dict(particles=STUDY_PARTICLES, steps=STUDY_STEPS, repartition_every=STUDY_REPARTITION_EVERY),
-                commit=git_commit(), demsim=a.demsim)
+                commit=a.commit or git_commit(), demsim=a.demsim)
     path = report.write(out, data, figs, meta, hw, sens)
     print(f"run_validation.py: {len(figs)} figures in {os.path.join(out, 'figures')}, report {path}; "
           f"{total_wall:.0f} s wall ({runs_wall:.0f} s of runs)", flush=True)
