@@ -103,6 +103,11 @@ void dem_parallel_processor_name(char *buf, size_t len)
   snprintf(buf, len, "%s", name);
 }
 
+void dem_parallel_allgather_double(const double *in, int n, double *out)
+{
+  MPI_Allgather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, comm());
+}
+
 void dem_parallel_alltoall_int(const int *send, int *recv)
 {
   MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, comm());

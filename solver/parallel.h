@@ -32,6 +32,8 @@ void dem_parallel_send_bytes(const void *buf, long n, int dest);
 void dem_parallel_recv_bytes(void *buf, long n, int src);
 /* The name of the processor (the SimGrid host under SMPI). */
 void dem_parallel_processor_name(char *buf, size_t len);
+/* Every rank contributes n doubles; out (n * ranks) receives them all, in rank order, on every rank. */
+void dem_parallel_allgather_double(const double *in, int n, double *out);
 /* Every rank sends one int to every rank: recv[r] = what rank r put in its send[me]. */
 void dem_parallel_alltoall_int(const int *send, int *recv);
 
