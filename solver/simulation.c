@@ -234,6 +234,8 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   if (!sim->metrics) return -1;
   if (sim->rank == 0 && sc->n_stress > 0 && dem_clock_start_stress(sc->stress, sc->n_stress, err, errlen)) return -1;
 
+  /* a restart carries its forces; a fresh start computes F(0) (velocity Verlet) */
+  if (!(cli && cli->restart) && dem_timestep_prologue(sim, err, errlen)) return -1;
   long n = (long)sim->p->n;
   dem_parallel_sum_long(&n, 1);
   sim->particles_start = n;
