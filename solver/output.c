@@ -143,33 +143,19 @@ int dem_output_write_frame(const char *base, const dem_output_frame_t *fr, int c
   hid_t g = H5Gcreate2(file, gname, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   int rc = g < 0 ? -1 : 0;
   size_t n = fr->n;
-  int32_t *ibuf = malloc((n ? n : 1) * sizeof *ibuf);
-  double *dbuf = malloc((n ? n : 1) * 3 * sizeof *dbuf);
-  if (!ibuf || !dbuf) rc = -1;
   hsize_t d1[1] = {n}, d2[2] = {n, 3};
   if (rc == 0) {
-    for (size_t i = 0; i < n; i++) ibuf[i] = fr->rec[i].id;
-    rc |= write_dataset(g, "ParticleIDs", H5T_NATIVE_INT32, 1, d1, ibuf);
-    for (size_t i = 0; i < n; i++) ibuf[i] = fr->rec[i].owner;
-    rc |= write_dataset(g, "Owner", H5T_NATIVE_INT32, 1, d1, ibuf);
-    for (size_t i = 0; i < n; i++) ibuf[i] = fr->rec[i].contacts;
-    rc |= write_dataset(g, "Contacts", H5T_NATIVE_INT32, 1, d1, ibuf);
-    for (size_t i = 0; i < n; i++) dbuf[i] = fr->rec[i].radius;
-    rc |= write_dataset(g, "Radius", H5T_NATIVE_DOUBLE, 1, d1, dbuf);
-    static const char *vec[3] = {"Coordinates", "Velocities", "AngularVelocities"};
-    for (int v = 0; v < 3; v++) {
-      for (size_t i = 0; i < n; i++) {
-        const double *src = v == 0 ? fr->rec[i].pos : v == 1 ? fr->rec[i].vel : fr->rec[i].omega;
-        memcpy(dbuf + 3 * i, src, 3 * sizeof(double));
-      }
-      rc |= write_dataset(g, vec[v], H5T_NATIVE_DOUBLE, 2, d2, dbuf);
-    }
+    rc |= write_dataset(g, "ParticleIDs", H5T_NATIVE_INT32, 1, d1, fr->id);
+    rc |= write_dataset(g, "Owner", H5T_NATIVE_INT32, 1, d1, fr->owner);
+    rc |= write_dataset(g, "Contacts", H5T_NATIVE_INT32, 1, d1, fr->contacts);
+    rc |= write_dataset(g, "Radius", H5T_NATIVE_DOUBLE, 1, d1, fr->radius);
+    rc |= write_dataset(g, "Coordinates", H5T_NATIVE_DOUBLE, 2, d2, fr->pos);
+    rc |= write_dataset(g, "Velocities", H5T_NATIVE_DOUBLE, 2, d2, fr->vel);
+    rc |= write_dataset(g, "AngularVelocities", H5T_NATIVE_DOUBLE, 2, d2, fr->omega);
     rc |= write_attr(g, "Time", H5T_NATIVE_DOUBLE, &fr->time);
     rc |= write_attr(g, "Step", H5T_NATIVE_LONG, &fr->step);
     rc |= write_string_attr(file, "Latest", gname);
   }
-  free(ibuf);
-  free(dbuf);
   if (g >= 0) H5Gclose(g);
   if (rc == 0) rc = write_xdmf(base, file, err, errlen) ? -2 : 0;
   if (H5Fclose(file) < 0 && rc == 0) rc = -1;

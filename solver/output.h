@@ -15,20 +15,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct dem_output_record {
-  int32_t id;
-  int32_t owner;
-  int32_t contacts;
-  int32_t pad;
-  double pos[3], vel[3], omega[3]; /* m, m/s, rad/s */
-  double radius;                   /* m */
-} dem_output_record_t;
-
+/* One frame: every particle, in id order, one array per field. */
 typedef struct dem_output_frame {
   long step;
-  double time;                   /* s, simulated physical time */
+  double time;                   /* s, physical time */
   size_t n;
-  const dem_output_record_t *rec; /* sorted by id */
+  const int32_t *id, *owner, *contacts;
+  const double *pos, *vel, *omega; /* m, m/s, rad/s; 3 per particle */
+  const double *radius;            /* m */
 } dem_output_frame_t;
 
 /* Appends one frame (a new step group) to path.h5 (created when `create`), and rewrites the

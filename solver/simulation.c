@@ -24,6 +24,7 @@
 #include "partition.h"
 #include "progress.h"
 #include "safety.h"
+#include "snapshot.h"
 #include "scenario.h"
 #include "summary.h"
 #include "timestep.h"
@@ -77,100 +78,11 @@ static int sync_to_host(dem_sim_t *sim, char *err, size_t errlen)
   return 0;
 }
 
-/* Gathers every owned particle on rank 0, sorted by id, and writes one frame of DIR/name.h5.
- * Collective. */
+/* Brings velocities and particles to the host, then writes one frame of DIR/name.h5. */
 static int write_particles(dem_sim_t *sim, const char *name, int create, char *err, size_t errlen)
 {
   if (sync_to_host(sim, err, errlen)) return -1;
-  const dem_particles_t *p = sim->p;
-  dem_output_record_t *mine = malloc((p->n ? p->n : 1) * sizeof *mine);
-  if (!mine) return fail(err, errlen, "out of memory gathering particles");
-  for (size_t i = 0; i < p->n; i++) {
-    dem_output_record_t *r = &mine[i];
-    memset(r, 0, sizeof *r);
-    r->id = p->id[i];
-    r->owner = sim->rank;
-    memcpy(r->pos, p->pos + 3 * i, sizeof r->pos);
-    memcpy(r->vel, p->vel + 3 * i, sizeof r->vel);
-    memcpy(r->omega, p->omega + 3 * i, sizeof r->omega);
-    r->radius = p->radius[i];
-    int c = 0;
-    for (int k = 0; k < p->nbr_count[i]; k++) {
-      int j = p->nbr_index[(size_t)i * DEM_MAX_NEIGHBORS + (size_t)k];
-      double rj = j >= 0 ? p->radius[j] : 0.0;
-      double d2 = 0.0, dist;
-      if (j >= 0) {
-        for (int a = 0; a < 3; a++) {
-          double dx = p->pos[3 * (size_t)j + a] - p->pos[3 * i + a];
-          d2 += dx * dx;
-        }
-        dist = sqrt(d2);
-        if (dist < p->radius[i] + rj) c++;
-      } else {
-        int w = -1 - j, axis = w / 2;
-        double plane = (w % 2) ? sim->prm.box_hi[axis] : sim->prm.box_lo[axis];
-        if (fabs(p->pos[3 * i + (size_t)axis] - plane) < p->radius[i]) c++;
-      }
-    }
-    r->contacts = c;
-  }
-  long bytes = (long)(p->n * sizeof *mine);
-  long *counts = NULL;
-  dem_output_record_t *all = NULL;
-  int rc = 0;
-  if (sim->rank == 0) {
-    counts = calloc((size_t)sim->ranks, sizeof *counts);
-    all = malloc((size_t)(sim->total_particles ? sim->total_particles : 1) * sizeof *all);
-    if (!counts || !all) rc = -1;
-  }
-  dem_parallel_gather_counts(bytes, counts, 0);
-  long total = 0;
-  if (sim->rank == 0 && rc == 0) {
-    for (int r = 0; r < sim->ranks; r++) total += counts[r];
-    if (total != sim->total_particles * (long)sizeof *all) {
-      free(all);
-      all = malloc((size_t)total + 1);
-      if (!all) rc = -1;
-    }
-  }
-  dem_parallel_max_int(&rc, 1);
-  if (rc) {
-    free(mine);
-    free(counts);
-    free(all);
-    return fail(err, errlen, "out of memory gathering particles");
-  }
-  dem_parallel_gatherv_bytes(mine, bytes, all, counts, 0);
-  free(mine);
-  if (sim->rank == 0) {
-    size_t n = (size_t)total / sizeof *all;
-    /* ids are 0..N-1 and each appears once: place by id (and detect loss or duplication) */
-    dem_output_record_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
-    char *seen = calloc(n ? n : 1, 1);
-    if (!sorted || !seen) rc = fail(err, errlen, "out of memory sorting particles");
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-      long id = all[i].id;
-      if (id < 0 || (size_t)id >= n || seen[id])
-        rc = fail(err, errlen, "step %ld: particle id %ld is %s", sim->step, id, id < 0 || (size_t)id >= n ? "out of range (a particle was lost)" : "duplicated");
-      else {
-        seen[id] = 1;
-        sorted[id] = all[i];
-      }
-    }
-    if (rc == 0) {
-      char base[DEM_PATH_MAX + 16];
-      snprintf(base, sizeof base, "%s/%s", sim->sc->out_dir, name);
-      dem_output_frame_t fr = {.step = sim->step, .time = sim->prm.dt * (double)sim->step, .n = n, .rec = sorted};
-      rc = dem_output_write_frame(base, &fr, create, err, errlen);
-    }
-    free(sorted);
-    free(seen);
-  }
-  free(counts);
-  free(all);
-  dem_parallel_max_int(&rc, 1);
-  if (rc && sim->rank != 0) snprintf(err, errlen, "writing particles failed on rank 0");
-  return rc ? -1 : 0;
+  return dem_snapshot_write(sim, name, create, err, errlen);
 }
 
 int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli_t *cli, char *err, size_t errlen)
