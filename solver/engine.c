@@ -271,8 +271,14 @@ int dem_engine_search(dem_engine_t *e)
   double h = 2.0 * r_max + e->prm.skin;
   if (!(h > 0.0)) return dem_engine_fail(e, "search: cell size %g m (max radius %g m, skin %g m) must be > 0", h,
                                          r_max, e->prm.skin);
-  if (dem_grid_build(e->grid, p->pos, total, h, e->prm.box_lo) != 0)
-    return dem_engine_fail(e, "search: binning %zu particles failed (out of memory or too many)", total);
+  size_t bad = 0;
+  int rc = dem_grid_build(e->grid, p->pos, total, h, e->prm.box_lo, &bad);
+  if (rc == -2)
+    return dem_engine_fail(e, "search: particle %d (%s) is at (%g, %g, %g) m: not finite or too far from the box "
+                              "(the run has blown up: time step too large?)",
+                           (int)p->id[bad], bad < p->n ? "owned" : "ghost", p->pos[3 * bad], p->pos[3 * bad + 1],
+                           p->pos[3 * bad + 2]);
+  if (rc != 0) return dem_engine_fail(e, "search: binning %zu particles failed (out of memory or too many)", total);
   if (dem_engine_charge(e, DEM_WORK_BINNING, (double)total, 0.0, 0.0, 0.0) != 0) return -1;
 
   int overflow, overflow_gid, overflow_count;

@@ -38,9 +38,19 @@ static uint32_t dem_grid_bucket(const dem_grid_t *g, const double *x)
                        dem_grid_coord(x[2], g->origin[2], g->h), g->mask);
 }
 
-int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, const double origin[3])
+int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, const double origin[3], size_t *bad)
 {
   if (n_total > (size_t)INT32_MAX / 2) return -1;
+  /* cell numbers must fit in int32 with room for the +-1 neighbours (also rejects NaN) */
+  const double limit = 1073741824.0; /* 2^30 cells */
+  for (size_t i = 0; i < n_total; ++i)
+    for (int c = 0; c < 3; ++c) {
+      double q = (pos[3 * i + c] - origin[c]) / h;
+      if (!(q > -limit && q < limit)) {
+        *bad = i;
+        return -2;
+      }
+    }
   size_t buckets = 64;
   while (buckets < 2 * n_total) buckets *= 2;
   /* keep the table when it is already big enough and not oversized: the OpenCL buffers wrap it */

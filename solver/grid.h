@@ -31,9 +31,11 @@ dem_grid_t *dem_grid_create(void);
 void dem_grid_destroy(dem_grid_t **g);
 
 /* Bins particles [0, n_total) at pos (m, 3 per particle) into cells of edge h (m) counted from
- * origin (m). Returns 0, or -1 when out of memory or when n_total exceeds int32. The arrays
- * are page aligned and only reallocated when they must grow. */
-int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, const double origin[3]);
+ * origin (m). Returns 0; -1 when out of memory or when n_total exceeds int32; -2 when a
+ * position is not finite or so far away that its cell number overflows (a blown-up run), with
+ * that particle's index in *bad. The arrays are page aligned and only reallocated when they
+ * must grow. */
+int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, const double origin[3], size_t *bad);
 
 static inline int32_t dem_grid_coord(double x, double origin, double h)
 {

@@ -246,6 +246,26 @@ static void check_overflow(dem_backend_t backend)
   dem_particles_destroy(&p);
 }
 
+/* a blown-up run (NaN position) is reported, not binned into undefined cells */
+static void check_blown_up(dem_backend_t backend)
+{
+  dem_params_t prm = dem_test_params(1e-6, 0.002);
+  dem_particles_t *p = random_config(&prm, 500, 50, 0.3, 0.01, 4242);
+  p->pos[3 * 17 + 1] = 0.0 / 0.0;
+  dem_engine_t *e = open_engine(backend, &prm, p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+  CU_ASSERT_EQUAL(dem_engine_search(e), -1);
+  char want[64];
+  snprintf(want, sizeof(want), "particle %d (owned)", (int)p->id[17]);
+  CU_ASSERT_PTR_NOT_NULL(strstr(dem_engine_error(e), want));
+  printf("\n    %s", dem_engine_error(e));
+  dem_engine_destroy(&e);
+  dem_particles_destroy(&p);
+}
+
+static void test_blown_up_reference(void) { check_blown_up(DEM_BACKEND_REF); }
+static void test_blown_up_opencl(void) { check_blown_up(DEM_BACKEND_OPENCL); }
+
 static void test_overflow_reference(void) { check_overflow(DEM_BACKEND_REF); }
 static void test_overflow_opencl(void) { check_overflow(DEM_BACKEND_OPENCL); }
 
@@ -292,6 +312,8 @@ static CU_TestInfo tests[] = {
   {"contact history carried by gid (OpenCL)", test_history_opencl},
   {"slot overflow is an error naming the particle (reference)", test_overflow_reference},
   {"slot overflow is an error naming the particle (OpenCL)", test_overflow_opencl},
+  {"non-finite position is an error naming the particle (reference)", test_blown_up_reference},
+  {"non-finite position is an error naming the particle (OpenCL)", test_blown_up_opencl},
   CU_TEST_INFO_NULL,
 };
 
