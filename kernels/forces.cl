@@ -174,7 +174,7 @@ inline uint dem_forces_pairs(int i, __constant const double *prm, __global const
   const double wi0 = omega[3 * i], wi1 = omega[3 * i + 1], wi2 = omega[3 * i + 2];
   for (int k0 = 0; k0 < m; k0 += 4) {
     /* gather four contacts; idle lanes repeat the first one and are ignored */
-    double g[16][4];
+    double g[13][4];
     for (int l = 0; l < 4; ++l) {
       int k = touching[k0 + l < m ? k0 + l : k0];
       int j = nbr_index[base + k];
