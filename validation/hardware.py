@@ -19,13 +19,15 @@
    and half the per-core bandwidth: the time-share of a core). Reported: total times, the gain of
    RW, the load ratio of the two ranks under NOW.
 
-Each native measurement is repeated (--repeats, default 3) and the fastest kept: other processes
-on a shared machine only ever slow a run down. The load average before each run is recorded.
+Each native measurement is repeated (--repeats, default 5) and the median run kept; the spread,
+the load average before each run and the CPU share the run's processes obtained are reported (on
+a machine shared with other users they decide whether the comparison means anything).
 Writes DIR/hardware.json (read by run_validation.py's report) and DIR/HARDWARE.md.
 """
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -143,22 +145,40 @@ def summary(d):
         return json.load(f)
 
 
-def run_native(cmd, outdir, log, env=None):
+def run_native(cmd, outdir, log, env=None, cores=1):
+    """Runs one measurement; records the load average before it and the CPU share its processes got
+    (CPU time of the waited-for descendants over wall time x cores): below 1, other processes took
+    part of the cores (an MPI rank that busy-waits counts as using its core)."""
     load = os.getloadavg()[0]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
     p = sh(cmd, env=env)
+    wall = time.time() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     with open(log, "a") as f:
         f.write(f"$ {' '.join(cmd)}\n{p.stdout}\n")
     if p.returncode:
         raise SystemExit(f"hardware.py: failed ({p.returncode}): {' '.join(cmd)}\n{p.stdout[-2000:]}")
     s = summary(outdir)
     s["_loadavg_before"] = load
-    s["_wall"] = time.time() - t0
+    s["_wall"] = wall
+    s["_cpu_share"] = cpu / (wall * cores) if wall > 0 else 0.0
     return s
 
 
 def best_of(runs):
-    return min(runs, key=lambda s: s["sim_time_s"])
+    """The median run by total time: on a shared machine the fastest run can be an outlier too (the
+    scheduler moves other users' processes between cores), so the median is kept, the spread reported."""
+    ordered = sorted(runs, key=lambda s: s["sim_time_s"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def spread(label, runs):
+    t = sorted(r["sim_time_s"] for r in runs)
+    sh_ = [r["_cpu_share"] for r in runs]
+    return (f"{label}: {len(t)} runs, {t[0]:.3g} / {t[(len(t) - 1) // 2]:.3g} / {t[-1]:.3g} s (min / median / max), "
+            f"CPU share {min(sh_):.2f} to {max(sh_):.2f}")
 
 
 def load_of(s, rank):
@@ -178,7 +198,7 @@ def main():
     a = ap.parse_args()
     particles = a.particles or (4000 if a.quick else 20000)
     steps = a.steps or (100 if a.quick else 400)
-    repeats = a.repeats or (1 if a.quick else 3)
+    repeats = a.repeats or (1 if a.quick else 5)
     every = max(steps // 4, 1)
     metrics_every = max(every // 5, 1)
     out = os.path.abspath(a.out)
@@ -238,7 +258,7 @@ def main():
         nb[reg], ns[reg] = best_of(base[reg]), best_of(stressed[reg])
 
     # --- native: emulated heterogeneity ---------------------------------------------------------
-    emu = {}
+    emu, emu_runs = {}, {}
     if a.emulate:
         mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-x", "POCL_MAX_PTHREAD_COUNT=1"]
         if os.geteuid() == 0:
@@ -251,8 +271,9 @@ def main():
                 app = [a.native, "run", cfg2, "--policy", pol, "--out", d, "--quiet"]
                 with Background(hog):
                     runs.append(run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app +
-                                           [":", "-np", "1", "taskset", "-c", "1"] + app, d, log, env1))
+                                           [":", "-np", "1", "taskset", "-c", "1"] + app, d, log, env1, cores=2))
             emu[pol] = best_of(runs)
+            emu_runs[pol] = runs
 
     # --- SMPI predictions on the calibrated platform ---------------------------------------------
     print("hardware.py: SMPI predictions", flush=True)
@@ -298,18 +319,24 @@ def main():
         m, p = c["measured"], c["predicted"]
         c["error"] = (p - m) if c["error_kind"] == "points" else ((p - m) / m * 100 if m else None)
 
-    loads = [s["_loadavg_before"] for reg in regimes for s in base[reg] + stressed[reg]] + \
-        [v["_loadavg_before"] for v in emu.values()]
+    allruns = [s for reg in regimes for s in base[reg] + stressed[reg]] + [r for v in emu_runs.values() for r in v]
+    loads = [s["_loadavg_before"] for s in allruns]
     notes = [
-        f"Problem: {particles} particles, {steps} steps of 1e-8 s, repartition every {every} steps; fastest of "
+        f"Problem: {particles} particles, {steps} steps of 1e-8 s, repartition every {every} steps; median of "
         f"{repeats} native repeats kept; times are the time loop (summary sim_time_s: wall clock natively, simulated "
         "under SMPI).",
-        f"Load average before the native runs: {min(loads):.2f} to {max(loads):.2f} on {ncpu} cores (other users of "
-        "this machine slow the native runs down; the fastest repeat is kept for that reason).",
+        f"Load average before the native runs: {min(loads):.2f} to {max(loads):.2f} on {ncpu} cores; CPU share of the "
+        f"DEM processes: {min(r['_cpu_share'] for r in allruns):.2f} to {max(r['_cpu_share'] for r in allruns):.2f} "
+        "(1.0: they had their cores to themselves). The median of the repeats is kept.",
         "Native stress: `" + " ".join(vm) + "`; SMPI: a vm stress actor (1 worker, 1e9 B per activity) on local-1, "
         "sharing local-membus with the rank. Particles 'in contact' is the study's benchmark (diameter 1.001 x "
         "spacing); 'apart' (0.99) has no contact forces, so its kernels mostly stream particle data.",
     ]
+    for reg in regimes:
+        notes.append(spread(f"native, particles {reg}, no stress", base[reg]))
+        notes.append(spread(f"native, particles {reg}, with stress-ng --vm", stressed[reg]))
+    for pol, runs in emu_runs.items():
+        notes.append(spread(f"native, 2 ranks, {pol}", runs))
     if a.emulate:
         notes.append("Emulated heterogeneity: rank 1 shares core 1 with `" + " ".join(hog) + "`; the model gives it "
                      "local-1half (half the core rate, half the per-core bandwidth).")

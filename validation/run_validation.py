@@ -263,7 +263,15 @@ def sensitivity(hw, sc, out, a, extra):
         runs += [(cfg, p) for p in pols]
     names = [run_name(c, p) for c, p in runs]
     rd = os.path.join(d, "runs")
-    todo = [(c, p) for c, p in runs if not (a.reuse and os.path.exists(os.path.join(rd, run_name(c, p), "summary.json")))]
+    fpath = os.path.join(d, "factor.json")
+    same = False
+    if os.path.exists(fpath):
+        with open(fpath) as fh:
+            same = abs(json.load(fh)["factor"] / f - 1.0) < 0.01
+    todo = [(c, p) for c, p in runs
+            if not (a.reuse and same and os.path.exists(os.path.join(rd, run_name(c, p), "summary.json")))]
+    with open(fpath, "w") as fh:
+        json.dump({"factor": f}, fh)
     failed = []
     print(f"run_validation.py: what-if, kernels {f:.3g} x slower: {len(todo)} runs", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
