@@ -236,6 +236,7 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
     {"OBJ_WEIGHT_DIM", "0"}, /* every particle weighs 1 */
     {"RETURN_LISTS", "EXPORT"}, {"RCB_REUSE", "1"}, {"KEEP_CUTS", "1"}, {"RCB_OUTPUT_LEVEL", "0"},
     {"IMBALANCE_TOL", tol}, {"AUTO_MIGRATE", "FALSE"},
+    {"CHECK_GEOM", "0"}, /* Zoltan's self-check of its output: a pass over all dots at every repartition */
   };
   int bad = 0;
   for (size_t k = 0; !bad && k < sizeof params / sizeof params[0]; k++)
