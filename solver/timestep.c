@@ -28,6 +28,42 @@
     }                                                                                            \
   } while (0)
 
+/* Contact search when due, then every force kernel: F(t) and T(t) at the current positions. */
+static int forces_at_current_positions(dem_sim_t *sim, int search, char *err, unsigned long errlen)
+{
+  dem_timers_t *t = &sim->timers;
+  dem_timer_start(t, DEM_T_COMPUTE);
+  if (search) {
+    dem_timer_start(t, DEM_T_SEARCH);
+    TRY(dem_engine_search(sim->engine), "contact search");
+    TRY(dem_engine_finish(sim->engine), "contact search");
+    sim->searches++;
+    dem_timer_stop(t, DEM_T_SEARCH);
+  }
+  dem_timer_start(t, DEM_T_FORCES);
+  TRY(dem_engine_forces(sim->engine), "contact forces");
+  TRY(dem_engine_finish(sim->engine), "contact forces");
+  dem_timer_stop(t, DEM_T_FORCES);
+  dem_timer_start(t, DEM_T_BOUNDARIES);
+  TRY(dem_engine_boundaries(sim->engine), "boundaries");
+  TRY(dem_engine_finish(sim->engine), "boundaries");
+  dem_timer_stop(t, DEM_T_BOUNDARIES);
+  dem_timer_start(t, DEM_T_EXTERNAL);
+  TRY(dem_engine_external(sim->engine), "external force");
+  TRY(dem_engine_finish(sim->engine), "external force");
+  dem_timer_stop(t, DEM_T_EXTERNAL);
+  dem_timer_stop(t, DEM_T_COMPUTE);
+  return 0;
+}
+
+int dem_timestep_prologue(dem_sim_t *sim, char *err, unsigned long errlen)
+{
+  /* the ghosts registered at set-up carry the initial state; the first search is always due */
+  int search = dem_ghosts_need_search(sim->ghosts, sim);
+  if (search && dem_ghosts_refresh(sim->ghosts, sim, err, errlen)) return -1;
+  return forces_at_current_positions(sim, search, err, errlen);
+}
+
 int dem_timestep(dem_sim_t *sim, char *err, unsigned long errlen)
 {
   dem_timers_t *t = &sim->timers;
@@ -63,27 +99,7 @@ int dem_timestep(dem_sim_t *sim, char *err, unsigned long errlen)
   dem_timer_stop(t, DEM_T_GHOSTS);
 
   /* 4: the DEM kernels */
-  dem_timer_start(t, DEM_T_COMPUTE);
-  if (search) {
-    dem_timer_start(t, DEM_T_SEARCH);
-    TRY(dem_engine_search(sim->engine), "contact search");
-    TRY(dem_engine_finish(sim->engine), "contact search");
-    sim->searches++;
-    dem_timer_stop(t, DEM_T_SEARCH);
-  }
-  dem_timer_start(t, DEM_T_FORCES);
-  TRY(dem_engine_forces(sim->engine), "contact forces");
-  TRY(dem_engine_finish(sim->engine), "contact forces");
-  dem_timer_stop(t, DEM_T_FORCES);
-  dem_timer_start(t, DEM_T_BOUNDARIES);
-  TRY(dem_engine_boundaries(sim->engine), "boundaries");
-  TRY(dem_engine_finish(sim->engine), "boundaries");
-  dem_timer_stop(t, DEM_T_BOUNDARIES);
-  dem_timer_start(t, DEM_T_EXTERNAL);
-  TRY(dem_engine_external(sim->engine), "external force");
-  TRY(dem_engine_finish(sim->engine), "external force");
-  dem_timer_stop(t, DEM_T_EXTERNAL);
-  dem_timer_stop(t, DEM_T_COMPUTE);
+  if (forces_at_current_positions(sim, search, err, errlen)) return -1;
   sim->step++;
 
   /* 5: output and metrics */
