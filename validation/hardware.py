@@ -164,6 +164,8 @@ def run_native(cmd, outdir, log, env=None, cores=1):
     s["_loadavg_before"] = load
     s["_wall"] = wall
     s["_cpu_share"] = cpu / (wall * cores) if wall > 0 else 0.0
+    with open(os.path.join(outdir, "measure.json"), "w") as f:
+        json.dump({k: s[k] for k in ("_loadavg_before", "_wall", "_cpu_share")}, f)
     return s
 
 
@@ -340,7 +342,9 @@ def main():
     if a.emulate:
         notes.append("Emulated heterogeneity: rank 1 shares core 1 with `" + " ".join(hog) + "`; the model gives it "
                      "local-1half (half the core rate, half the per-core bandwidth).")
-    res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=notes,
+    shares = {f"1 rank {reg}": [r["_cpu_share"] for r in base[reg] + stressed[reg]] for reg in regimes}
+    shares.update({f"2 ranks {pol}": [r["_cpu_share"] for r in runs] for pol, runs in emu_runs.items()})
+    res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=notes, cpu_share=shares,
                setup=f"Machine: {ncpu} cores; native build `{a.native}`, SMPI build `{a.demsim}`.",
                wall_s=time.time() - t_start)
     with open(os.path.join(out, "hardware.json"), "w") as f:

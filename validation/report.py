@@ -305,7 +305,8 @@ def write(out, data, figs, meta, hw=None, sens=None):
     else:
         L.append(f"Runs: {meta['runs']}, executed by `{tm['command']}` ({tm['date']}, {tm['jobs']} in parallel): "
                  f"{tm['runs_wall_s']:.0f} s of wall time on this 2-core machine (shared with other work); this "
-                 f"command reused them (figures and report: {meta['total_wall_s']:.0f} s)")
+                 f"command reused them ({meta['total_wall_s']:.0f} s for the rest: hardware check, what-if runs, figures, "
+                 "report)")
     L[-1] += (f". FAILED: {', '.join(meta['failed'])}" if meta["failed"] else "") + "."
     L.append("")
     L.append("## The study's observations beside the simulator")
@@ -472,7 +473,20 @@ def assessment(data, hw):
                 f"{w.split(':')[0]}: measured slowdown {c['measured']:.2f} x, predicted {c['predicted']:.2f} x"
                 for w, c in sl.items()) + ". The bus-sharing model (max-min fair share of the node bandwidth) "
                 "applies to memory-bound kernels; where the real kernels are compute- or latency-bound the real "
-                "slowdown is smaller than predicted.")
+                "slowdown is smaller than predicted (particles in contact: the contact-force kernel dominates "
+                "and does not stream memory).")
+        lr = next((c for w, c in comp.items() if w.startswith("load ratio")), None)
+        sh = [x for k, v in hw.get("cpu_share", {}).items() if k.startswith("2 ranks") for x in v]
+        if lr:
+            txt = (f"Emulated heterogeneity (rank 1 time-sharing its core with a CPU hog): measured load ratio "
+                   f"rank 1 / rank 0 {lr['measured']:.2f}, predicted {lr['predicted']:.2f}")
+            if sh:
+                txt += f"; the two ranks got {min(sh):.2f} to {max(sh):.2f} of their cores"
+            if lr["measured"] < 1.2:
+                txt += (". The heterogeneity was not realised: on this machine, shared with other users, the "
+                        "scheduler moves their processes onto the core without the hog, so both ranks end up "
+                        "with about the same share; this check needs a machine to itself")
+            out.append(txt + ".")
         bw = next((c for w, c in comp.items() if "next to stress-ng" in w), None)
         if bw:
             out.append(f"Memory-bus contention alone (the probe's triad beside stress-ng --vm): measured "

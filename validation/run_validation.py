@@ -164,6 +164,7 @@ def main():
         return js.get("steps") != sc["steps"]
 
     todo = [(s, p) for s, p in runs if wanted(s, p)]
+    t_runs = time.time()
     rows = []
     failed = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
@@ -177,7 +178,7 @@ def main():
             print(f"[{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
                   f"{'simulated %.4g s' % r['sim_time_s'] if ok else 'FAILED, see its demsim.log'} "
                   f"({r['wall_s']:.1f} s wall)", flush=True)
-    runs_wall = time.time() - t0
+    runs_wall = time.time() - t_runs
     timing_path = os.path.join(out, "timing.json")
     timing = dict(runs_wall_s=runs_wall, runs_executed=len(todo), jobs=a.jobs, command=" ".join(
         ["validation/run_validation.py"] + sys.argv[1:]), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
