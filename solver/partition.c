@@ -52,6 +52,7 @@ struct dem_partition {
   size_t exported_cap;
   int failed;               /* a callback ran out of memory */
   size_t imported;          /* particles unpacked by the last migration */
+  int *procs;               /* one entry per rank, for Zoltan_LB_Box_Assign */
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -217,16 +218,22 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
   pt->ranks = sim->ranks;
   if (pt->ranks == 1) return pt;
 
+  pt->procs = malloc((size_t)pt->ranks * sizeof *pt->procs);
+  if (!pt->procs) {
+    fail(err, errlen, "out of memory (partition)");
+    free(pt);
+    return NULL;
+  }
   float version = 0;
   if (Zoltan_Initialize(0, NULL, &version) != ZOLTAN_OK) {
     fail(err, errlen, "Zoltan_Initialize failed");
-    free(pt);
+    dem_partition_destroy(&pt);
     return NULL;
   }
   pt->zz = Zoltan_Create(MPI_COMM_WORLD);
   if (!pt->zz) {
     fail(err, errlen, "Zoltan_Create failed");
-    free(pt);
+    dem_partition_destroy(&pt);
     return NULL;
   }
   char tol[32];
@@ -261,6 +268,7 @@ void dem_partition_destroy(dem_partition_t **pt)
   if (!*pt) return;
   if ((*pt)->zz) Zoltan_Destroy(&(*pt)->zz);
   free((*pt)->exported);
+  free((*pt)->procs);
   free(*pt);
   *pt = NULL;
 }
@@ -339,15 +347,12 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
 int dem_partition_box_ranks(const dem_partition_t *pt, const double lo[3], const double hi[3], int *out, int max)
 {
   if (!pt->zz || !pt->has_cuts) return 0;
-  /* Zoltan writes up to one entry per rank: use a scratch list when max is smaller */
-  int stack[64], *procs = pt->ranks <= 64 ? stack : malloc((size_t)pt->ranks * sizeof *procs);
-  if (!procs) return -1;
+  /* Zoltan writes up to one entry per rank: into the scratch list, then at most max */
   int n = 0;
-  int rc = Zoltan_LB_Box_Assign(pt->zz, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], procs, &n);
-  if (rc != ZOLTAN_OK && rc != ZOLTAN_WARN) n = -1;
-  for (int k = 0; k < n && k < max; k++) out[k] = procs[k];
+  int rc = Zoltan_LB_Box_Assign(pt->zz, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], pt->procs, &n);
+  if (rc != ZOLTAN_OK && rc != ZOLTAN_WARN) return -1;
   if (n > max) n = max;
-  if (procs != stack) free(procs);
+  memcpy(out, pt->procs, (size_t)n * sizeof *out);
   return n;
 }
 
