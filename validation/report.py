@@ -392,7 +392,8 @@ def write(out, data, figs, meta, hw=None, sens=None):
 
 def hardware_section(hw):
     L = ["## Validation on hardware", ""]
-    L.append(f"Command: `{hw.get('command', 'validation/hardware.py')}`. " + hw.get("setup", ""))
+    L.append(f"Command: `{hw.get('command', 'validation/hardware.py')}` ({hw.get('wall_s', 0):.0f} s of wall time). "
+             + hw.get("setup", ""))
     L.append("")
     p = hw.get("probe", {})
     if p:
