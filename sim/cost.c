@@ -1,21 +1,33 @@
 /* The cost model: flops and bytes per unit of reported work.
  *
- *   flops = a*particles + b*pairs + c*contacts + d*bytes
+ *   flops = a*particles + b*pairs + c*contacts + d*walls + e*wall_contacts + f*bytes
  *   bytes = same shape, with its own coefficients
  *
- * How the coefficients were counted: from the kernels (the .cl files in kernels/, as of the
- * commit that added them) and solver/grid.c, by reading the source. Bytes are every global-memory
- * load and store a work-item issues (doubles 8 B, ints 4 B, vectors 3 doubles), with no cache
- * model, except that a particle's own data is counted once per kernel. Flops are the FP64
- * operations (+ - * /, sqrt and floor count one each; integer and compare operations none).
- * Next to each coefficient: where it comes from. Recount when the kernels change
- * (tests/test_sim_host.c only checks the arithmetic, not the figures).
+ * How the coefficients were counted: from the kernels (the .cl files in kernels/) and
+ * solver/grid.c, by reading the source, last recounted after the vectorised contact law, the
+ * fused force kernel (dem_forces_all), the squared displacement of kick-drift and the position
+ * check of the binning. Bytes are the global-memory loads and stores a work-item issues (doubles
+ * 8 B, ints 4 B, vectors 3 doubles) with no cache model between work-items, but a datum one
+ * work-item loads twice is counted once: its own particle's data (once per kernel), and a
+ * touching partner's index, position and radius that the force kernel reloads when it gathers
+ * the contacts it found. Flops are the FP64 operations as the source writes them (+ - * /,
+ * sqrt and floor count one each; negation, integer and compare operations none), identical
+ * subexpressions counted once. A branch taken only in rare cases is not counted (said where).
+ * Next to each coefficient: where it comes from. Recount when the kernels change;
+ * validation/calibrate_cost runs every kernel on the local OpenCL device and prints the
+ * measured time beside what these figures predict (platforms/README.md has its last output).
  *
- * What `pairs` and `contacts` mean is the solver's (solver/engine.c): for SEARCH, pairs = slots
- * written; for FORCES, particle slots and particle contacts; for BOUNDARIES, wall slots and wall
- * contacts. The candidates a search examines are not reported: they are charged per particle,
- * SEARCH_CANDIDATES of them (the cell edge is 2 r_max + skin, about one lattice spacing, so the
- * 27 cells around a particle hold about 27 particles).
+ * What the counts mean is the solver's (solver/engine.c): for SEARCH, pairs = slots written;
+ * for FORCES, particle slots and particle contacts; for BOUNDARIES, wall slots and wall
+ * contacts; for FORCES_ALL, particle slots and contacts in pairs and contacts, wall slots and
+ * contacts in walls and wall_contacts. A slot of the other kind costs the separate FORCES and
+ * BOUNDARIES kernels one 4 B index load that is not charged (their reports do not carry it).
+ * The candidates a search examines are not reported: they are charged per particle,
+ * SEARCH_CANDIDATES of them. The cell edge is 2 r_max + skin, about one lattice spacing, so the
+ * 27 cells around a particle hold about 27 particles; their 27 buckets also hold the particles of
+ * other cells hashed into them (a table of 2-4 buckets per particle: about a third more).
+ * Counted by validation/calibrate_cost on the benchmark lattices: 31.5 candidates per particle
+ * at 216 particles, 36.5 at 8,000, 37.7 at 64,000.
  *
  * Host-side work runs on one core: packing and output are bandwidth work (a packed or written
  * byte is read once and written once: 2 B of traffic); Zoltan RCB is charged per particle and
@@ -24,7 +36,7 @@
 
 #include <math.h>
 
-#define SEARCH_CANDIDATES 27.0
+#define SEARCH_CANDIDATES 36.0
 
 /* Zoltan RCB, per particle and bisection level (plus one level's worth for building the dots):
  * CALIBRATED. Zoltan of Trilinos 13.2 (Debian), LB_METHOD=RCB, 500,000 particles on the study's
@@ -36,62 +48,102 @@
 #define RCB_FLOPS_PER_PARTICLE_LEVEL 40.0
 #define RCB_BYTES_PER_PARTICLE_LEVEL 1300.0
 
+enum { N_COUNTS = 6 }; /* particles, pairs, contacts, walls, wall_contacts, bytes */
+
 typedef struct coef {
   sim_place_t place;
-  double f[4]; /* flops per particle, pair, contact, byte */
-  double b[4]; /* bytes per particle, pair, contact, byte */
+  double f[N_COUNTS]; /* flops per particle, pair, contact, wall slot, wall contact, byte */
+  double b[N_COUNTS]; /* bytes per particle, pair, contact, wall slot, wall contact, byte */
 } coef_t;
 
+/* The force kernels share three pieces (forces.cl, boundaries.cl, external.cl), counted once:
+ *
+ * A particle slot, dem_forces_pairs' scalar pass: nbr_index 4, partner radius 8 and pos 24;
+ *   when not touching, dem_spring_zero tests the spring (24 loaded; it is written only in the
+ *   step the pair separates): 60 B, of which 24 are taken back per contact. 11 flops: e 3,
+ *   d^2 5, r_i + r_j 1, its square 1, delta 1.
+ * A particle contact: partner vel and omega 48, spring loaded 24 and stored 24, less the 24 of
+ *   the test it skips: 72 B. 166 flops, per double4 lane:
+ *   - scalar pass: the square root it skips when not touching: 1;
+ *   - gather: e 3, v_i - v_j 3, d 6, r_i + r_j 1, delta 1, 1/d 1, n 3, m_j 3, m_i + m_j 1,
+ *     q = 1/(rsum msum) 2, R* 3, m* 3, r_j w_j and the sum 6: 36;
+ *   - dem_contact4: v_r.n 5, sqrt R* 1, k 1, sqrt delta 1, sqrt(m* k sd) 3, Fn 5, relative
+ *     velocity 12, v_n 5, v_t 6, spring rotation (computed whether used or not, no branches)
+ *     xi.n 5, |xi|^2 5, xi - xi.n n 6, its |.|^2 5, scale 2, scaled 3, advance 6; k_t 2,
+ *     gamma_t 1, F_t 9, |F_t|^2 5, mu Fn 1, its square 1, Coulomb cap (also computed always)
+ *     scale 2, 1/k_t 1, F_t 3, xi 9, force -Fn n + F_t 6, r_i n 3, torque 9: 123;
+ *   - the lanes added into f and t in slot order: 6.
+ *   Not counted: the idle lanes of a particle's last group of four (3 - (m - 1) % 4 of them for
+ *   m contacts: they repeat the first contact's arithmetic), and r_i w_i once per group.
+ * A wall slot, dem_boundaries_walls: pos component of the particle 8 (own data: not counted in
+ *   the fused kernel, which loaded pos already), nbr_index 4 (standalone kernel; the fused one
+ *   counts it in its particle pass), spring test 24 when not touching. 2 flops: wall distance 1,
+ *   delta 1.
+ * A wall contact: spring loaded 24 and stored 24 less the test 24; the particle's vel and omega
+ *   48 in the standalone kernel (own data the fused kernel has loaded). 99 flops: r_i w_i 3,
+ *   m_i 3, dem_contact (scalar) 93 = v_r.n 5, sqrt R* 1, k 1, sqrt delta 1, sqrt(m* k sd) 3,
+ *   Fn 5, relative velocity 12, v_n 5, v_t 6, xi.n 5, advance 6, k_t 2, gamma_t 1, F_t 9,
+ *   |F_t|^2 5, mu Fn 1, its square 1, force 9, r_i n 3, torque 12. The spring rotation is
+ *   skipped (xi.n is exactly 0 against a wall, whose n is an axis: xi has no component along
+ *   it), and the Coulomb cap (15 more) is taken only by sliding contacts. */
 static const coef_t table[DEM_WORK_KIND_COUNT] = {
   /* SEARCH (search.cl, history.cl: dem_search).
    * per particle: pos+radius 32 B; nbr_count read and written 8; 27 buckets (cell_start[b],
-   *   [b+1]) 216; SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) = 972: 1228 B.
+   *   [b+1]) 216; SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) = 1296: 1552 B.
    *   Flops: own cell 9 (3 x sub, div, floor), 6 walls x 2 (distance, r_i + skin) 12, and
-   *   SEARCH_CANDIDATES x 21 (the partner's cell 9, d^2 8, cutoff 4) 567: 588 flops.
+   *   SEARCH_CANDIDATES x 20 (the candidate's cell 9, e and d^2 8, cutoff r_i + r_j + skin 2
+   *   and its square 1) 720: 741 flops (a candidate from another cell is rejected earlier,
+   *   after its cell; counted in full all the same).
    * per pair (a slot written): partner id 4, old gid and spring for the history carry 28,
    *   new gid, index and spring stored 32: 64 B; 0 flops (integer work). */
-  [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 21, 0, 0, 0},
-                       {32 + 8 + 216 + SEARCH_CANDIDATES * 36, 64, 0, 0}},
-  /* FORCES (forces.cl: dem_forces_pairs).
+  [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 20, 0, 0, 0, 0, 0},
+                       {32 + 8 + 216 + SEARCH_CANDIDATES * 36, 64, 0, 0, 0, 0}},
+  /* FORCES (forces.cl: dem_forces).
    * per particle: pos, vel, omega 72 B, radius 8, nbr_count 4 read, force and torque 48 stored:
-   *   132 B; 3 flops (mass).
-   * per pair (a particle slot): nbr_index 4, partner radius 8 and pos 24, spring 24 (loaded,
-   *   or tested by dem_spring_zero): 60 B; 11 flops (separation 3, distance 6, overlap 2).
-   * per contact: partner vel+omega 48 B, spring stored 24: 72 B; 144 flops (normal 3, m_j 3,
-   *   R* 3, m* 3, v_r 3, ws 9; dem_contact: 120 = normal speed 5, k 3, sqrt 1, Fn 9, relative
-   *   velocity 12, v_n 5, v_t 6, spring rotation 5+5+6+5+2+3, advance 6, k_t 4, gamma_t 3,
-   *   F_t 9, |F_t|^2 5, cap 2, force 9, r n 3, torque 12). */
-  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 144, 0}, {132, 60, 72, 0}},
-  /* BOUNDARIES (boundaries.cl).
+   *   132 B; 3 flops (m_i).
+   * per pair and per contact: a particle slot and a particle contact (above): 60 B, 11 flops;
+   *   72 B, 166 flops. */
+  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 166, 0, 0, 0}, {132, 60, 72, 0, 0, 0}},
+  /* BOUNDARIES (boundaries.cl: dem_boundaries).
    * per particle: radius 8, nbr_count 4, force and torque loaded and stored 96: 108 B; 0 flops.
-   * per pair (a wall slot): nbr_index 4, spring 24: 28 B; 2 flops (wall distance, overlap).
-   * per contact: vel+omega 48 B, spring stored 24: 72 B; 126 flops (ws 3, mass 3, dem_contact
-   *   120). */
-  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 126, 0}, {108, 28, 72, 0}},
+   * per pair (a wall slot, above): 36 B, 2 flops.
+   * per contact (a wall contact, above): 72 B, 99 flops. */
+  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 99, 0, 0, 0}, {108, 36, 72, 0, 0, 0}},
   /* EXTERNAL (external.cl): radius 8 B, force loaded and stored 48: 56 B; 9 flops (mass 3,
    *   3 x (mul, add)). */
-  [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0}, {56, 0, 0, 0}},
+  [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0, 0, 0}, {56, 0, 0, 0, 0, 0}},
+  /* FORCES_ALL (integrator.cl: dem_forces_all, what a step runs: FORCES, then BOUNDARIES and
+   *   EXTERNAL on the force and torque still in registers).
+   * per particle: as FORCES, 132 B (force and torque stored once, never loaded: the separate
+   *   kernels' 108 + 56 B are not paid); 12 flops (m_i 3, gravity 9).
+   * per pair, contact: as FORCES (60 B, 11 flops; 72 B, 166 flops).
+   * per wall slot: nbr_index 4 (the particle pass), spring test 24: 28 B; 2 flops.
+   * per wall contact: spring 24 net (above): 24 B; 99 flops. */
+  [DEM_WORK_FORCES_ALL] = {SIM_ON_DEVICE, {12, 11, 166, 2, 99, 0}, {132, 60, 72, 28, 24, 0}},
   /* INTEGRATE (integrator.cl: dem_kick_drift, the every-step kernel; dem_kick is cheaper):
-   *   radius 8, force 24, torque 24 loaded; pos, vel, omega loaded and stored 144: 200 B;
-   *   35 flops (m 3, I 3, the two step factors 4, 3 x (v, w, x updates 6) 18, |v| dt 7). */
-  [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {35, 0, 0, 0}, {200, 0, 0, 0}},
-  /* BINNING (host, solver/grid.c dem_grid_build, a counting sort into 2-4 buckets per particle):
-   *   per particle: bucket table cleared 8 B, two passes reading pos 48, counter increments 16,
-   *   index stored 4, prefix sum and shift-back over 2 buckets 32: 108 B; 18 flops (the bucket,
-   *   computed twice: 3 x sub, div, floor). */
-  [DEM_WORK_BINNING] = {SIM_ON_HOST, {18, 0, 0, 0}, {108, 0, 0, 0}},
+   *   radius 8, force 24, torque 24 loaded; pos, vel, omega loaded and stored 144: 200 B (the
+   *   running maximum all work-items read is one cached word: not counted); 34 flops (m 3,
+   *   I 3, the two step factors 3, 3 x (v, w, x updates 6) 18, (|v| dt)^2 7). */
+  [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {34, 0, 0, 0, 0, 0}, {200, 0, 0, 0, 0, 0}},
+  /* BINNING (host, solver/grid.c dem_grid_build, a counting sort into 2-4 buckets per particle,
+   *   3 on average over particle counts):
+   *   per particle: the position check reads pos 24, then two passes read it again 48,
+   *   counter increments 16, index stored 4, bucket table cleared 12, prefix sum and shift-back
+   *   (a read and a write per bucket each) 48: 152 B; 24 flops (the check 3 x (sub, div), the
+   *   bucket computed twice: 3 x (sub, div, floor) each). */
+  [DEM_WORK_BINNING] = {SIM_ON_HOST, {24, 0, 0, 0, 0, 0}, {152, 0, 0, 0, 0, 0}},
   /* COPY_D2H / COPY_H2D: the bytes cross PCIe on a GPU; on a CPU device the store is wrapped
    *   with CL_MEM_USE_HOST_PTR (solver/particles.h), so only the enqueue is paid. */
-  [DEM_WORK_COPY_D2H] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
-  [DEM_WORK_COPY_H2D] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
+  [DEM_WORK_COPY_D2H] = {SIM_ON_LINK, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 1}},
+  [DEM_WORK_COPY_H2D] = {SIM_ON_LINK, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 1}},
   /* PACK: each byte read once and written once. */
-  [DEM_WORK_PACK] = {SIM_ON_HOST, {0, 0, 0, 0}, {0, 0, 0, 2}},
+  [DEM_WORK_PACK] = {SIM_ON_HOST, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 2}},
   /* PARTITION: `particles` is turned into particle-levels (see sim_cost_of). */
-  [DEM_WORK_PARTITION] = {SIM_ON_HOST, {RCB_FLOPS_PER_PARTICLE_LEVEL, 0, 0, 0},
-                          {RCB_BYTES_PER_PARTICLE_LEVEL, 0, 0, 0}},
+  [DEM_WORK_PARTITION] = {SIM_ON_HOST, {RCB_FLOPS_PER_PARTICLE_LEVEL, 0, 0, 0, 0, 0},
+                          {RCB_BYTES_PER_PARTICLE_LEVEL, 0, 0, 0, 0, 0}},
   /* OUTPUT: HDF5 copies the data into its buffers and the page cache (the disk write is
    *   asynchronous): 2 B of traffic per byte written. */
-  [DEM_WORK_OUTPUT] = {SIM_ON_HOST, {0, 0, 0, 0}, {0, 0, 0, 2}},
+  [DEM_WORK_OUTPUT] = {SIM_ON_HOST, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 2}},
 };
 
 static int bad(double x) { return !isfinite(x) || x < 0.0; }
@@ -99,9 +151,10 @@ static int bad(double x) { return !isfinite(x) || x < 0.0; }
 int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
 {
   if (!w || w->kind < 0 || w->kind >= DEM_WORK_KIND_COUNT) return -1;
-  if (bad(w->particles) || bad(w->pairs) || bad(w->contacts) || bad(w->bytes) || bad(w->ranks))
+  if (bad(w->particles) || bad(w->pairs) || bad(w->contacts) || bad(w->walls) || bad(w->wall_contacts) ||
+      bad(w->bytes) || bad(w->ranks))
     return -1;
-  double n[4] = {w->particles, w->pairs, w->contacts, w->bytes};
+  double n[N_COUNTS] = {w->particles, w->pairs, w->contacts, w->walls, w->wall_contacts, w->bytes};
   if (w->kind == DEM_WORK_PARTITION) {
     /* `particles` is the global count: every rank handles its share at each of the
      * ceil(log2(ranks)) bisection levels, plus one pass to build the dots. */
@@ -112,7 +165,7 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
   c->place = k->place;
   c->flops = 0.0;
   c->bytes = 0.0;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < N_COUNTS; i++) {
     c->flops += k->f[i] * n[i];
     c->bytes += k->b[i] * n[i];
   }

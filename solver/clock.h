@@ -12,6 +12,7 @@ typedef enum dem_work_kind {
   DEM_WORK_FORCES,       /* kernel: particle-particle contact forces and moments */
   DEM_WORK_BOUNDARIES,   /* kernel: wall contacts */
   DEM_WORK_EXTERNAL,     /* kernel: gravity */
+  DEM_WORK_FORCES_ALL,   /* kernel: forces + boundaries + external fused in one pass */
   DEM_WORK_INTEGRATE,    /* kernel: velocity Verlet (kick-drift or kick) */
   DEM_WORK_BINNING,      /* host: cell hashing (counting sort) for the search */
   DEM_WORK_COPY_D2H,     /* device -> host copy of `bytes` */
@@ -29,6 +30,8 @@ typedef struct dem_work {
   double contacts;  /* slots in actual contact */
   double bytes;     /* bytes copied, packed or written */
   double ranks;     /* for DEM_WORK_PARTITION: number of parts */
+  double walls;         /* for DEM_WORK_FORCES_ALL: wall slots visited (pairs: particle slots) */
+  double wall_contacts; /* for DEM_WORK_FORCES_ALL: wall slots in contact (contacts: particle ones) */
 } dem_work_t;
 
 /* A co-located load declared in the scenario (the study's stress-ng runs). */

@@ -64,10 +64,40 @@ static void test_cost_model(void)
   CU_ASSERT_EQUAL(dem_clock_charge(&nokind), -1);
 }
 
+/* The fused force kernel reads and writes each particle's own data once: by hand from
+ * sim/cost.c, 10 particles, 120 particle slots of which 60 in contact, no walls:
+ * FORCES_ALL = 132 x 10 + 60 x 120 + 72 x 60 = 12,840 B, the same as FORCES alone, while the three
+ * separate kernels also move BOUNDARIES' 108 x 10 and EXTERNAL's 56 x 10: 164 B per particle more.
+ * Flops: 12 x 10 + 11 x 120 + 166 x 60 = 11,400 (FORCES 3 per particle + EXTERNAL 9). */
+static void test_fused_forces(void)
+{
+  sim_cost_t all, f, b, x, w;
+  dem_work_t fused = {.kind = DEM_WORK_FORCES_ALL, .particles = 10, .pairs = 120, .contacts = 60};
+  dem_work_t forces = {.kind = DEM_WORK_FORCES, .particles = 10, .pairs = 120, .contacts = 60};
+  dem_work_t walls = {.kind = DEM_WORK_BOUNDARIES, .particles = 10};
+  dem_work_t ext = {.kind = DEM_WORK_EXTERNAL, .particles = 10};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&fused, &all), 0);
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&forces, &f), 0);
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&walls, &b), 0);
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&ext, &x), 0);
+  CU_ASSERT_DOUBLE_EQUAL(all.bytes, 12840.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(all.flops, 11400.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(f.bytes + b.bytes + x.bytes - all.bytes, 164.0 * 10, 1e-9);
+  CU_ASSERT_EQUAL(all.place, SIM_ON_DEVICE);
+  /* wall slots and contacts: 28 and 24 B, 2 and 99 flops each */
+  fused.walls = 4, fused.wall_contacts = 2;
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&fused, &w), 0);
+  CU_ASSERT_DOUBLE_EQUAL(w.bytes - all.bytes, 4 * 28.0 + 2 * 24.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(w.flops - all.flops, 4 * 2.0 + 2 * 99.0, 1e-9);
+  fused.walls = -1;
+  CU_ASSERT_EQUAL(sim_cost_of(&fused, &w), -1);
+}
+
 static CU_TestInfo tests[] = {
   {"the container's hardware is read from the platform", test_reads_container},
   {"a missing property is named with its host", test_missing_property_is_named},
   {"cost model arithmetic", test_cost_model},
+  {"the fused force kernel is charged once", test_fused_forces},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)
