@@ -6,6 +6,9 @@
  * - One in-order queue, no events: the per-step host sync is the kick-drift's tiny read of the
  *   step counters (displacement for the search test, contact counts for the cost model); two
  *   sets of counters alternate so that no separate clearing command is needed.
+ * - Kernel timing (dem_device_profile, for validation/calibrate_cost only): the queue is
+ *   recreated with profiling enabled and every launch then waits for its kernel's event; runs
+ *   never switch it on, so their queue stays event-free.
  * - The work-group size is given explicitly (64, or less where the device or the kernel caps
  *   it) because the force kernels sum their contact counts in local memory; the global size is
  *   rounded up and every kernel checks i < n. */
@@ -73,6 +76,8 @@ struct dem_device {
   dem_particles_t *p;
   size_t bound_cap;
   size_t local[K_COUNT]; /* work-group size of each kernel */
+  int profiling;         /* dem_device_profile: time every kernel */
+  double kernel_s;       /* s, device time of the kernels timed since dem_device_kernel_seconds */
   char name[256];
   char err[1024];
 };
@@ -326,11 +331,45 @@ static int dem_device_launch(dem_device_t *d, int k)
   if (n < DEM_COUNTERS) n = DEM_COUNTERS; /* kick-drift clears the counters with its first items */
   size_t local = d->local[k];
   size_t global = (n + local - 1) / local * local;
-  cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, NULL, &global, &local, 0, NULL, NULL);
+  cl_event ev = NULL;
+  cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, NULL, &global, &local, 0, NULL,
+                                     d->profiling ? &ev : NULL);
   if (rc != CL_SUCCESS)
     return dem_device_fail(d, "launching %s over %zu particles on %s: error %d", dem_kernel_names[k], n, d->name,
                            (int)rc);
+  if (!d->profiling) return 0;
+  cl_ulong start = 0, end = 0;
+  rc = clWaitForEvents(1, &ev);
+  if (rc == CL_SUCCESS) rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
+  if (rc == CL_SUCCESS) rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+  clReleaseEvent(ev);
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "timing %s on %s: error %d", dem_kernel_names[k], d->name, (int)rc);
+  d->kernel_s += 1e-9 * (double)(end - start);
   return 0;
+}
+
+int dem_device_profile(dem_device_t *d, int on)
+{
+  on = on != 0;
+  if (on == d->profiling) return 0;
+  DEM_CL(d, clFinish(d->queue));
+  cl_int rc;
+  cl_command_queue q = clCreateCommandQueue(d->ctx, d->device, on ? CL_QUEUE_PROFILING_ENABLE : 0, &rc);
+  if (rc != CL_SUCCESS)
+    return dem_device_fail(d, "clCreateCommandQueue(%s) on %s: error %d", on ? "profiling" : "plain", d->name,
+                           (int)rc);
+  clReleaseCommandQueue(d->queue);
+  d->queue = q;
+  d->profiling = on;
+  d->kernel_s = 0.0;
+  return 0;
+}
+
+double dem_device_kernel_seconds(dem_device_t *d)
+{
+  double s = d->kernel_s;
+  d->kernel_s = 0.0;
+  return s;
 }
 
 /* (re)wraps one grid array when the grid reallocated it, then copies its contents */

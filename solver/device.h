@@ -63,4 +63,11 @@ int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp2, unsign
 int dem_device_kick(dem_device_t *d);
 int dem_device_finish(dem_device_t *d);
 
+/* Kernel timing, for the calibration tool (validation/calibrate_cost), never on in a run: while
+ * on, every kernel launch waits for its kernel and adds its device time (OpenCL profiling, end -
+ * start) to a sum that dem_device_kernel_seconds returns and resets. Switching drains the queue
+ * and recreates it with or without CL_QUEUE_PROFILING_ENABLE. */
+int dem_device_profile(dem_device_t *d, int on);
+double dem_device_kernel_seconds(dem_device_t *d);
+
 #endif

@@ -68,5 +68,11 @@ int dem_engine_external(dem_engine_t *e);
 int dem_engine_finish(dem_engine_t *e);
 /* The work done by the most recent kernel call (for the cost model). */
 dem_engine_work_t dem_engine_last_work(const dem_engine_t *e);
+/* Kernel timing, for the calibration tool (validation/calibrate_cost): dem_engine_profile
+ * switches it on or off (OpenCL backend only: -1 on the reference), dem_engine_kernel_seconds
+ * returns the device time (s) of the kernels run since its previous call (work still pending,
+ * see engine.c on fusion, has not run). */
+int dem_engine_profile(dem_engine_t *e, int on);
+double dem_engine_kernel_seconds(dem_engine_t *e);
 
 #endif
