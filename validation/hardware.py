@@ -13,9 +13,10 @@
    scenario on host local-0 with a vm stress actor on local-1 of the calibrated platform.
    Reported: the total time (loop time) both ways and the stressed rank's slowdown (its
    computational load with stress over without), measured against predicted.
-3. Emulated heterogeneity (case-1-like), --emulate (on by default): two ranks, rank 0 alone on
-   core 0, rank 1 on core 1 sharing it with a CPU hog (`stress-ng --cpu 1`, pinned to core 1), so
-   rank 1 has half a core. NOW and RW. Predicted with rank 1 on local-1half (half the core rate
+3. Emulated heterogeneity (case-1-like), on by default: two ranks, rank 0 alone on core 0, rank 1
+   on core 1 running half the time: stopped and continued every 10 ms (SIGSTOP/SIGCONT, as cpulimit
+   does; --emulate-with hog: sharing its core with `stress-ng --cpu 1` instead, which the scheduler
+   undoes on a machine shared with other users by moving their processes to the other core). NOW and RW. Predicted with rank 1 on local-1half (half the core rate
    and half the per-core bandwidth: the time-share of a core). Reported: total times, the gain of
    RW, the load ratio of the two ranks under NOW.
 
@@ -32,6 +33,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -140,6 +142,59 @@ class Background:
                 self.p.wait()
 
 
+class Throttle:
+    """Duty-cycles a process with SIGSTOP / SIGCONT so that it runs `share` of the wall time (what
+    cpulimit does): a slower container whatever else runs on the machine, unlike a CPU hog beside
+    it, whose effect the scheduler undoes by moving other users' processes onto the other core.
+    The process writes its PID to `pidfile` (sh -c 'echo $$ > F; exec ...')."""
+
+    def __init__(self, pidfile, share=0.5, period=0.02):
+        self.pidfile, self.share, self.period = pidfile, share, period
+        self.stop = threading.Event()
+        self.ran = self.stopped = 0.0
+
+    def _loop(self):
+        t_end = time.time() + 60
+        while not os.path.exists(self.pidfile) and time.time() < t_end and not self.stop.is_set():
+            time.sleep(0.005)
+        try:
+            with open(self.pidfile) as f:
+                pid = int(f.read().strip())
+        except (OSError, ValueError):
+            return
+        try:
+            while not self.stop.is_set():
+                t0 = time.time()
+                os.kill(pid, signal.SIGCONT)
+                time.sleep(self.period * self.share)
+                t1 = time.time()
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(self.period * (1 - self.share))
+                self.ran += t1 - t0
+                self.stopped += time.time() - t1
+        except ProcessLookupError:
+            return
+        finally:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+
+    def __enter__(self):
+        if os.path.exists(self.pidfile):
+            os.remove(self.pidfile)
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+    def realised(self):
+        return self.ran / (self.ran + self.stopped) if self.ran + self.stopped > 0 else None
+
+
 def summary(d):
     with open(os.path.join(d, "summary.json")) as f:
         return json.load(f)
@@ -197,6 +252,8 @@ def main():
     ap.add_argument("--particles", type=int, default=None)
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--no-emulate", dest="emulate", action="store_false")
+    ap.add_argument("--emulate-with", choices=["throttle", "hog"], default="throttle",
+                    help="how rank 1 gets half a core: SIGSTOP/SIGCONT duty cycle (default), or a CPU hog on its core")
     a = ap.parse_args()
     particles = a.particles or (4000 if a.quick else 20000)
     steps = a.steps or (100 if a.quick else 400)
@@ -271,9 +328,18 @@ def main():
                 print(f"hardware.py: native, 2 ranks (rank 1 on half a core), {pol}, repeat {i + 1}/{repeats}", flush=True)
                 d = os.path.join(out, f"native-2rank-{pol}-{i}")
                 app = [a.native, "run", cfg2, "--policy", pol, "--out", d, "--quiet"]
-                with Background(hog):
-                    runs.append(run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app +
-                                           [":", "-np", "1", "taskset", "-c", "1"] + app, d, log, env1, cores=2))
+                pidfile = os.path.join(out, f"rank1-{pol}-{i}.pid")
+                rank1 = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "sh", "taskset", "-c", "1"] + app
+                if a.emulate_with == "hog":
+                    with Background(hog):
+                        r = run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1"] + rank1,
+                                       d, log, env1, cores=2)
+                else:
+                    with Throttle(pidfile, 0.5) as th:
+                        r = run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1"] + rank1,
+                                       d, log, env1, cores=2)
+                    r["_throttle_share"] = th.realised()
+                runs.append(r)
             emu[pol] = best_of(runs)
             emu_runs[pol] = runs
 
@@ -341,7 +407,13 @@ def main():
         notes.append(spread(f"native, particles {reg}, with stress-ng --vm", stressed[reg]))
     for pol, runs in emu_runs.items():
         notes.append(spread(f"native, 2 ranks, {pol}", runs))
-    if a.emulate:
+    if a.emulate and a.emulate_with == "throttle":
+        th = [r["_throttle_share"] for v in emu_runs.values() for r in v if r.get("_throttle_share")]
+        notes.append("Emulated heterogeneity: rank 1 (pinned to core 1) is stopped and continued every 10 ms "
+                     "(SIGSTOP/SIGCONT, as cpulimit does), so it runs half the time"
+                     + (f" (realised: {min(th):.2f} to {max(th):.2f})" if th else "") + "; rank 0 is pinned to core 0. "
+                     "The model gives rank 1 local-1half (half the core rate, half the per-core bandwidth).")
+    elif a.emulate:
         notes.append("Emulated heterogeneity: rank 1 shares core 1 with `" + " ".join(hog) + "`; the model gives it "
                      "local-1half (half the core rate, half the per-core bandwidth).")
     shares = {f"1 rank {reg}": [r["_cpu_share"] for r in base[reg] + stressed[reg]] for reg in regimes}

@@ -500,14 +500,14 @@ def assessment(data, hw):
         lr = next((c for w, c in comp.items() if w.startswith("load ratio")), None)
         sh = [x for k, v in hw.get("cpu_share", {}).items() if k.startswith("2 ranks") for x in v]
         if lr:
-            txt = (f"Emulated heterogeneity (rank 1 time-sharing its core with a CPU hog): measured load ratio "
-                   f"rank 1 / rank 0 {lr['measured']:.2f}, predicted {lr['predicted']:.2f}")
+            txt = (f"Emulated heterogeneity (rank 1 on half a core): measured load ratio rank 1 / rank 0 "
+                   f"{lr['measured']:.2f}, predicted {lr['predicted']:.2f} (a half-speed core alone would give 2; "
+                   "the model also shares the memory bus between the two ranks)")
             if sh:
-                txt += f"; the two ranks got {min(sh):.2f} to {max(sh):.2f} of their cores"
+                txt += f"; the processes of the run got {min(sh):.2f} to {max(sh):.2f} of the two cores"
             if lr["measured"] < 1.2:
-                txt += (". The heterogeneity was not realised: on this machine, shared with other users, the "
-                        "scheduler moves their processes onto the core without the hog, so both ranks end up "
-                        "with about the same share; this check needs a machine to itself")
+                txt += (". The heterogeneity was not realised: on this machine, shared with other users, both "
+                        "ranks ended up with about the same share of a core; this check needs a quieter machine")
             out.append(txt + ".")
         bw = next((c for w, c in comp.items() if "next to stress-ng" in w), None)
         if bw:
