@@ -1,0 +1,457 @@
+/* calibrate_cost: a check of the kernel cost model (sim/cost.c) against the real kernels.
+ *
+ *   calibrate_cost [--platform FILE] [--host NAME] [--sizes 10,20,40] [--reps 10]
+ *                  [--packings apart,listed,contact] [--check FACTOR]
+ *
+ * Runs every kernel of a step on this machine's OpenCL device (PoCL here) through the engine,
+ * over simple cubic packings of s^3 particles (tests/physics_testing.h, the benchmark material):
+ *   apart   : diameter 0.99 x spacing: no partner within the search cutoff (walls only);
+ *   listed  : 0.998: the six lattice neighbours are listed (within the skin) but do not touch;
+ *   contact : 1.001: the study's benchmark, six contacts per particle.
+ * The skin is the scenarios' default (0.005 diameters), velocities are small and the kick is 0,
+ * so the packing does not change between repetitions. Each kernel is timed with OpenCL profiling
+ * events (dem_engine_profile: device time, launch overhead excluded), the host binning with the
+ * wall clock; the best and the median of the repetitions are printed (the best is the one least
+ * disturbed by other load on a shared machine). Beside them: the counts the engine reports, the
+ * cost model's flops and bytes for them, the achieved GB/s and GF/s (model bytes and flops over
+ * the best time), and the time the model predicts on the platform's host, with the roofline the
+ * SMPI build uses (sim/clock.c): max(flops / (cores x core rate) + launch latency,
+ * bytes / min(cores x core_bw, node bandwidth)) for a kernel, one core for host work.
+ *
+ * The platform figures are read from the SimGrid XML with a small parser (the host's speed and
+ * core count, its core_bw, launch_latency and membus properties, the membus host's speed); the
+ * default is platforms/local.xml's 2-core host `local`, which is what PoCL uses (all cores).
+ *
+ * --check F: exit 1 when a kernel's best time and the prediction differ by more than a factor F
+ * either way (the CTest smoke run; see validation/CMakeLists.txt for the factor it uses). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "cost.h"
+#include "engine.h"
+#include "grid.h"
+#include "params.h"
+#include "particles.h"
+#include "physics_testing.h"
+
+#define MAX_SIZES 8
+#define MAX_REPS 1000
+#define SEARCH_CANDIDATES_MODEL 36.0 /* sim/cost.c's SEARCH_CANDIDATES */
+
+/* the platform host the prediction is made for */
+typedef struct platform {
+  char file[512];
+  char host[64];
+  int cores;
+  double core_flops; /* flop/s, one core */
+  double core_bw;    /* B/s, one core */
+  double node_bw;    /* B/s, the membus host's speed */
+  double latency;    /* s, per kernel launch */
+} platform_t;
+
+/* the element <host id="name" ...> ... </host> (or <host .../>) of an XML text: [*b, *e) */
+static int xml_host(const char *xml, const char *name, const char **b, const char **e)
+{
+  char key[128];
+  snprintf(key, sizeof key, "<host id=\"%s\"", name);
+  const char *s = strstr(xml, key);
+  if (!s) return -1;
+  const char *gt = strchr(s, '>');
+  if (!gt) return -1;
+  const char *end = gt[-1] == '/' ? gt + 1 : strstr(gt, "</host>");
+  if (!end) return -1;
+  *b = s;
+  *e = end;
+  return 0;
+}
+
+/* the value of attribute `attr` (attr="...") within [b, e), copied into out */
+static int xml_attr(const char *b, const char *e, const char *attr, char *out, size_t len)
+{
+  char key[64];
+  snprintf(key, sizeof key, " %s=\"", attr);
+  const char *s = strstr(b, key);
+  if (!s || s >= e) return -1;
+  s += strlen(key);
+  const char *q = strchr(s, '"');
+  if (!q || q >= e || (size_t)(q - s) >= len) return -1;
+  memcpy(out, s, (size_t)(q - s));
+  out[q - s] = '\0';
+  return 0;
+}
+
+/* <prop id="name" value="..."/> within [b, e) */
+static int xml_prop(const char *b, const char *e, const char *name, char *out, size_t len)
+{
+  char key[96];
+  snprintf(key, sizeof key, "<prop id=\"%s\"", name);
+  const char *s = strstr(b, key);
+  if (!s || s >= e) return -1;
+  const char *gt = strchr(s, '>');
+  if (!gt || gt >= e) return -1;
+  return xml_attr(s, gt, "value", out, len);
+}
+
+/* a SimGrid speed ("4e+10f", "2.5Gf") or a plain number, in its base unit */
+static int parse_rate(const char *txt, double *v)
+{
+  char *end;
+  errno = 0;
+  double x = strtod(txt, &end);
+  if (errno || end == txt) return -1;
+  static const struct { const char *unit; double scale; } units[] = {
+    {"", 1.0}, {"f", 1.0}, {"kf", 1e3}, {"Mf", 1e6}, {"Gf", 1e9}, {"Tf", 1e12}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; ++i)
+    if (strcmp(end, units[i].unit) == 0) {
+      *v = x * units[i].scale;
+      return x > 0.0 && isfinite(x) ? 0 : -1;
+    }
+  return -1;
+}
+
+static int platform_read(platform_t *pl, char *err, size_t errlen)
+{
+  FILE *f = fopen(pl->file, "rb");
+  if (!f) {
+    snprintf(err, errlen, "%s: %s", pl->file, strerror(errno));
+    return -1;
+  }
+  static char xml[1 << 20];
+  size_t len = fread(xml, 1, sizeof xml - 1, f);
+  fclose(f);
+  xml[len] = '\0';
+  const char *b, *e;
+  if (xml_host(xml, pl->host, &b, &e) != 0) {
+    snprintf(err, errlen, "%s: no host '%s'", pl->file, pl->host);
+    return -1;
+  }
+  char speed[64], core[16] = "1", core_bw[64], latency[64], membus[64], bus_speed[64];
+  if (xml_attr(b, e, "speed", speed, sizeof speed) != 0 || parse_rate(speed, &pl->core_flops) != 0) {
+    snprintf(err, errlen, "%s: host '%s': missing or bad 'speed'", pl->file, pl->host);
+    return -1;
+  }
+  xml_attr(b, e, "core", core, sizeof core); /* SimGrid's default: 1 */
+  pl->cores = atoi(core);
+  if (pl->cores < 1) {
+    snprintf(err, errlen, "%s: host '%s': 'core' = '%s': expected a positive integer", pl->file, pl->host, core);
+    return -1;
+  }
+  const char *props[] = {"core_bw", "launch_latency", "membus"};
+  char *vals[] = {core_bw, latency, membus};
+  for (int i = 0; i < 3; ++i)
+    if (xml_prop(b, e, props[i], vals[i], 64) != 0) {
+      snprintf(err, errlen, "%s: host '%s': missing property '%s'", pl->file, pl->host, props[i]);
+      return -1;
+    }
+  if (parse_rate(core_bw, &pl->core_bw) != 0 || parse_rate(latency, &pl->latency) != 0) {
+    snprintf(err, errlen, "%s: host '%s': 'core_bw' = '%s', 'launch_latency' = '%s': expected positive numbers",
+             pl->file, pl->host, core_bw, latency);
+    return -1;
+  }
+  if (xml_host(xml, membus, &b, &e) != 0 || xml_attr(b, e, "speed", bus_speed, sizeof bus_speed) != 0 ||
+      parse_rate(bus_speed, &pl->node_bw) != 0) {
+    snprintf(err, errlen, "%s: membus host '%s' of '%s': missing, or no valid 'speed'", pl->file, membus, pl->host);
+    return -1;
+  }
+  return 0;
+}
+
+static double min2(double a, double b) { return a < b ? a : b; }
+static double max2(double a, double b) { return a > b ? a : b; }
+
+/* seconds the platform's host takes for the cost c (the SMPI build's roofline, sim/clock.c) */
+static double predict(const platform_t *pl, const sim_cost_t *c)
+{
+  if (c->place == SIM_ON_HOST) return max2(c->flops / pl->core_flops, c->bytes / min2(pl->core_bw, pl->node_bw));
+  double bw = min2(pl->cores * pl->core_bw, pl->node_bw);
+  return max2(c->flops / (pl->cores * pl->core_flops) + pl->latency, c->bytes / bw);
+}
+
+static double wall(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU time of the whole process (PoCL's worker threads included) */
+static double cpu_now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+enum { T_SEARCH, T_BINNING, T_FORCES, T_BOUNDARIES, T_EXTERNAL, T_FORCES_ALL, T_KICK_DRIFT, T_COUNT };
+static const char *timed_names[T_COUNT] = {"search", "binning", "forces", "boundaries", "external",
+                                            "forces_all", "kick_drift"};
+static const dem_work_kind_t timed_kinds[T_COUNT] = {DEM_WORK_SEARCH, DEM_WORK_BINNING, DEM_WORK_FORCES,
+                                                     DEM_WORK_BOUNDARIES, DEM_WORK_EXTERNAL, DEM_WORK_FORCES_ALL,
+                                                     DEM_WORK_INTEGRATE};
+
+typedef struct packing {
+  const char *name;
+  double ratio; /* diameter / spacing */
+} packing_t;
+
+typedef struct run_opts {
+  int sizes[MAX_SIZES], n_sizes;
+  int reps;
+  double check;
+  const packing_t *packings[3];
+  int n_packings;
+} run_opts_t;
+
+#define TRY(call, what)                                                                    \
+  do {                                                                                     \
+    if ((call) != 0) {                                                                     \
+      fprintf(stderr, "calibrate_cost: %s: %s\n", what, dem_engine_error(e));               \
+      goto done;                                                                           \
+    }                                                                                      \
+  } while (0)
+
+/* The particles the search kernel examines per owned particle, on average: everything in the
+ * 27 buckets around its cell (kernels/search.cl), hash collisions included. */
+static double search_candidates(const dem_grid_t *g, const dem_particles_t *p)
+{
+  double sum = 0.0;
+  for (size_t i = 0; i < p->n; ++i) {
+    int32_t c[3];
+    for (int d = 0; d < 3; ++d) c[d] = dem_grid_coord(p->pos[3 * i + d], g->origin[d], g->h);
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          uint32_t b = dem_grid_hash(c[0] + dx, c[1] + dy, c[2] + dz, g->mask);
+          sum += g->cell_start[b + 1] - g->cell_start[b];
+        }
+  }
+  return p->n ? sum / (double)p->n : 0.0;
+}
+
+/* Times every kernel over one packing of s^3 particles; prints one line per kernel. Returns the
+ * number of kernels outside the --check factor, or -1 on error. */
+static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run_opts_t *o)
+{
+  const double spacing = 0.01; /* m; the counts do not depend on the scale */
+  dem_params_t prm = dem_test_params(1e-8, 0.005 * pk->ratio * spacing);
+  dem_particles_t *p = dem_test_lattice(&prm, s, s, s, spacing, pk->ratio * spacing, 0.0, 1e-3, 1e-1, 0, 7);
+  char err[1024] = "";
+  dem_engine_t *e = NULL;
+  dem_grid_t *g = dem_grid_create();
+  double *t[T_COUNT] = {NULL}, *u[T_COUNT] = {NULL}; /* s: device time, process CPU time */
+  int outside = -1;
+  if (!p || !g || dem_params_derive(&prm, err, sizeof err) != 0) {
+    fprintf(stderr, "calibrate_cost: set-up of %d^3 particles: %s\n", s, err[0] ? err : "out of memory");
+    goto done;
+  }
+  for (int k = 0; k < T_COUNT; ++k)
+    if (!(t[k] = calloc((size_t)o->reps, sizeof(double))) || !(u[k] = calloc((size_t)o->reps, sizeof(double))))
+      goto done;
+  dem_engine_opts_t eo = {.backend = DEM_BACKEND_OPENCL, .cl_platform = -1, .cl_device = -1, .cl_device_type = "any"};
+  e = dem_engine_create(&eo, &prm, p, err, sizeof err);
+  if (!e) {
+    fprintf(stderr, "calibrate_cost: OpenCL engine: %s\n", err);
+    goto done;
+  }
+  /* two plain steps: the contact counters (read back by kick-drift) then describe this packing */
+  for (int step = 0; step < 2; ++step) {
+    TRY(dem_engine_search(e), "search");
+    TRY(dem_engine_forces(e), "forces");
+    TRY(dem_engine_boundaries(e), "boundaries");
+    TRY(dem_engine_external(e), "external");
+    TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
+  }
+  TRY(dem_engine_search(e), "search");
+  const double slots = dem_engine_last_work(e).pairs;
+  TRY(dem_engine_forces(e), "forces");
+  dem_engine_work_t pw = dem_engine_last_work(e); /* particle slots and contacts */
+  TRY(dem_engine_boundaries(e), "boundaries");
+  dem_engine_work_t ww = dem_engine_last_work(e); /* wall slots and contacts */
+  TRY(dem_engine_external(e), "external");
+  TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
+  TRY(dem_engine_profile(e, 1), "profiling");
+
+  double r_max = p->radius[0], h = 2.0 * r_max + prm.skin, candidates = 0.0;
+  for (int r = 0; r < o->reps; ++r) {
+    double c0;
+    dem_engine_kernel_seconds(e);
+    /* the engine's search bins on the host first: its CPU time is taken off below */
+    c0 = cpu_now();
+    TRY(dem_engine_search(e), "search");
+    u[T_SEARCH][r] = cpu_now() - c0;
+    t[T_SEARCH][r] = dem_engine_kernel_seconds(e);
+    size_t bad = 0;
+    double w0 = wall();
+    c0 = cpu_now();
+    if (dem_grid_build(g, p->pos, p->n + p->n_ghost, h, prm.box_lo, &bad) != 0) {
+      fprintf(stderr, "calibrate_cost: binning failed\n");
+      goto done;
+    }
+    u[T_BINNING][r] = cpu_now() - c0;
+    t[T_BINNING][r] = wall() - w0;
+    u[T_SEARCH][r] = max2(u[T_SEARCH][r] - u[T_BINNING][r], 0.0);
+    if (r == 0) candidates = search_candidates(g, p);
+    c0 = cpu_now();
+    TRY(dem_engine_forces(e), "forces");
+    TRY(dem_engine_pull(e, 0, 0, 0), "forces"); /* pulls nothing: launches the pending forces alone */
+    u[T_FORCES][r] = cpu_now() - c0;
+    t[T_FORCES][r] = dem_engine_kernel_seconds(e);
+    c0 = cpu_now();
+    TRY(dem_engine_boundaries(e), "boundaries"); /* nothing pending: runs alone */
+    u[T_BOUNDARIES][r] = cpu_now() - c0;
+    t[T_BOUNDARIES][r] = dem_engine_kernel_seconds(e);
+    c0 = cpu_now();
+    TRY(dem_engine_external(e), "external");
+    u[T_EXTERNAL][r] = cpu_now() - c0;
+    t[T_EXTERNAL][r] = dem_engine_kernel_seconds(e);
+    c0 = cpu_now();
+    TRY(dem_engine_forces(e), "forces");
+    TRY(dem_engine_boundaries(e), "boundaries");
+    TRY(dem_engine_external(e), "forces_all"); /* the three, fused */
+    u[T_FORCES_ALL][r] = cpu_now() - c0;
+    t[T_FORCES_ALL][r] = dem_engine_kernel_seconds(e);
+    c0 = cpu_now();
+    TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
+    u[T_KICK_DRIFT][r] = cpu_now() - c0;
+    t[T_KICK_DRIFT][r] = dem_engine_kernel_seconds(e);
+  }
+
+  const double n = (double)p->n;
+  outside = 0;
+  for (int k = 0; k < T_COUNT; ++k) {
+    dem_work_t w = {.kind = timed_kinds[k], .particles = n};
+    switch (k) {
+    case T_SEARCH: w.pairs = slots; break;
+    case T_BINNING: w.particles = (double)(p->n + p->n_ghost); break;
+    case T_FORCES: w.pairs = pw.pairs, w.contacts = pw.contacts; break;
+    case T_BOUNDARIES: w.pairs = ww.pairs, w.contacts = ww.contacts; break;
+    case T_FORCES_ALL:
+      w.pairs = pw.pairs, w.contacts = pw.contacts, w.walls = ww.pairs, w.wall_contacts = ww.contacts;
+      break;
+    default: break;
+    }
+    sim_cost_t c;
+    if (sim_cost_of(&w, &c) != 0) {
+      fprintf(stderr, "calibrate_cost: the cost model rejected %s\n", timed_names[k]);
+      outside = -1;
+      goto done;
+    }
+    qsort(t[k], (size_t)o->reps, sizeof(double), cmp_double);
+    qsort(u[k], (size_t)o->reps, sizeof(double), cmp_double);
+    const int cores = c.place == SIM_ON_HOST ? 1 : pl->cores;
+    double best = t[k][0], median = t[k][o->reps / 2], cpu = u[k][o->reps / 2] / cores;
+    double t_flop = c.flops / (cores * pl->core_flops);
+    double t_mem = c.bytes / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
+                                                     : min2(pl->cores * pl->core_bw, pl->node_bw));
+    double roof = max2(t_flop, t_mem), charged = predict(pl, &c);
+    double ratio = best / roof;
+    int bad = o->check > 0.0 && (ratio > o->check || ratio < 1.0 / o->check);
+    outside += bad;
+    printf("%-7s %6.0f %-10s %7.0f %7.0f %5.0f %5.0f | %9.3g %9.3g | %9.1f %9.1f %9.1f | %6.2f %6.2f | %9.1f %-4s "
+           "%9.1f | %6.2f%s\n",
+           pk->name, w.particles, timed_names[k], w.pairs, w.contacts, w.walls, w.wall_contacts, c.flops, c.bytes,
+           1e6 * best, 1e6 * median, 1e6 * cpu, 1e-9 * c.bytes / best, 1e-9 * c.flops / best, 1e6 * roof,
+           t_mem >= t_flop ? "mem" : "flop", 1e6 * charged, ratio, bad ? "  OUTSIDE" : "");
+  }
+  printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
+         "search", candidates, SEARCH_CANDIDATES_MODEL);
+  fflush(stdout);
+done:
+  for (int k = 0; k < T_COUNT; ++k) {
+    free(t[k]);
+    free(u[k]);
+  }
+  dem_engine_destroy(&e);
+  dem_grid_destroy(&g);
+  dem_particles_destroy(&p);
+  return outside;
+}
+
+static int usage(const char *msg)
+{
+  fprintf(stderr,
+          "calibrate_cost: %s\nusage: calibrate_cost [--platform FILE] [--host NAME] [--sizes 10,20,40] [--reps 10]\n"
+          "                      [--packings apart,listed,contact] [--check FACTOR]\n",
+          msg);
+  return 2;
+}
+
+int main(int argc, char **argv)
+{
+  static const packing_t all[3] = {{"apart", 0.99}, {"listed", 0.998}, {"contact", 1.001}};
+  platform_t pl = {.host = "local"};
+  snprintf(pl.file, sizeof pl.file, "%s/platforms/local.xml", DEMSIM_SOURCE_DIR);
+  run_opts_t o = {.sizes = {10, 20, 40}, .n_sizes = 3, .reps = 10, .n_packings = 3,
+                  .packings = {&all[0], &all[1], &all[2]}};
+  for (int a = 1; a < argc; ++a) {
+    const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+    if (!v) return usage("every option takes a value");
+    if (strcmp(argv[a], "--platform") == 0) snprintf(pl.file, sizeof pl.file, "%s", v);
+    else if (strcmp(argv[a], "--host") == 0) snprintf(pl.host, sizeof pl.host, "%s", v);
+    else if (strcmp(argv[a], "--reps") == 0) {
+      o.reps = atoi(v);
+      if (o.reps < 1 || o.reps > MAX_REPS) return usage("--reps: expected 1 to 1000");
+    } else if (strcmp(argv[a], "--check") == 0) {
+      o.check = strtod(v, NULL);
+      if (!(o.check > 1.0)) return usage("--check: expected a factor > 1");
+    } else if (strcmp(argv[a], "--sizes") == 0) {
+      o.n_sizes = 0;
+      for (const char *s = v; *s && o.n_sizes < MAX_SIZES; s = strchr(s, ',') ? strchr(s, ',') + 1 : "") {
+        int x = atoi(s);
+        if (x < 2 || x > 200) return usage("--sizes: expected lattice edges of 2 to 200 particles, comma-separated");
+        o.sizes[o.n_sizes++] = x;
+      }
+      if (o.n_sizes == 0) return usage("--sizes: empty");
+    } else if (strcmp(argv[a], "--packings") == 0) {
+      o.n_packings = 0;
+      for (int i = 0; i < 3; ++i)
+        if (strstr(v, all[i].name)) o.packings[o.n_packings++] = &all[i];
+      if (o.n_packings == 0) return usage("--packings: expected apart, listed and/or contact");
+    } else {
+      return usage("unknown option");
+    }
+    ++a;
+  }
+  char err[1024];
+  if (platform_read(&pl, err, sizeof err) != 0) {
+    fprintf(stderr, "calibrate_cost: %s\n", err);
+    return 2;
+  }
+  printf("# platform %s, host %s: %d cores of %.3g flop/s, core_bw %.3g B/s, node bandwidth %.3g B/s, "
+         "launch latency %.3g s\n",
+         pl.file, pl.host, pl.cores, pl.core_flops, pl.core_bw, pl.node_bw, pl.latency);
+  printf("# times in us. best, median: device time of %d repetitions (OpenCL profiling; binning: host wall\n"
+         "#   clock); cpu: median process CPU time over the cores used (PoCL's threads: what the kernel costs\n"
+         "#   on an idle machine if its work splits evenly; the search's excludes the host binning)\n", o.reps);
+  printf("# counts as the engine reports them to the clock (boundaries: wall slots and contacts in pairs,\n"
+         "#   contacts); GB/s, GF/s: the model's bytes and flops over the best time\n");
+  printf("# model: the roofline max(flops / (cores x rate), bytes / bandwidth), bound: its larger term;\n"
+         "#   charged: what the SMPI build charges (sim/clock.c: launch latency added to the flop term);\n"
+         "#   ratio: best / model\n");
+  printf("%-7s %6s %-10s %7s %7s %5s %5s | %9s %9s | %9s %9s %9s | %6s %6s | %9s %-4s %9s | %6s\n", "packing", "n",
+         "kernel", "pairs", "contact", "walls", "wallc", "flops", "bytes", "best", "median", "cpu", "GB/s", "GF/s",
+         "model", "bnd", "charged", "ratio");
+  int outside = 0;
+  for (int q = 0; q < o.n_packings; ++q)
+    for (int i = 0; i < o.n_sizes; ++i) {
+      int rc = calibrate(&pl, o.packings[q], o.sizes[i], &o);
+      if (rc < 0) return 1;
+      outside += rc;
+    }
+  if (o.check > 0.0) {
+    printf("# check: %d kernel runs outside a factor %g of the prediction\n", outside, o.check);
+    return outside ? 1 : 0;
+  }
+  return 0;
+}
