@@ -454,6 +454,42 @@ static void test_rw5_threshold(void)
   balance_case("NOW", 1.0, 1.3, 0);
 }
 
+/* Condition(): every repartition_every steps, and in between when lambda exceeds the
+ * threshold (checked every metrics_every steps). NP 2. */
+static void test_threshold_trigger(void)
+{
+  if (size != 2) return;
+  static dem_scenario_t sc;
+  dem_scenario_defaults(&sc);
+  snprintf(sc.policy, sizeof sc.policy, "RW");
+  sc.ranks = 2;
+  sc.repartition_every = 100;
+  sc.metrics_every = 20;
+  sc.lambda_threshold = 10.0;
+  dem_sim_t sim;
+  memset(&sim, 0, sizeof sim);
+  sim.rank = rank;
+  sim.ranks = size;
+  dem_balance_t *b = dem_balance_create(&sc, &sim);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+  CU_ASSERT_EQUAL(dem_balance_condition(b, 0), 0);
+  CU_ASSERT_EQUAL(dem_balance_condition(b, 10), 0); /* neither due nor checked */
+  /* step 20: loads 1.0 / 1.09 per 20 steps: lambda 4.3 % < 10 %: no */
+  sim.timers.total[DEM_T_COMPUTE] = rank == 0 ? 1.0 : 1.09;
+  CU_ASSERT_EQUAL(dem_balance_condition(b, 20), 0);
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_lambda(b), (1.09 / 1.045 - 1.0) * 100.0, 1e-9);
+  /* step 40: this interval's loads 1.0 / 1.3: lambda 13 % > 10 %: repartition now */
+  sim.timers.total[DEM_T_COMPUTE] += rank == 0 ? 1.0 : 1.3;
+  CU_ASSERT_EQUAL(dem_balance_condition(b, 40), 1);
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_lambda(b), (1.3 / 1.15 - 1.0) * 100.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim.lambda_max, (1.3 / 1.15 - 1.0) * 100.0, 1e-9);
+  /* step 100: due whatever the imbalance */
+  sim.timers.total[DEM_T_COMPUTE] += 1.0;
+  CU_ASSERT_EQUAL(dem_balance_condition(b, 100), 1);
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_lambda(b), 0.0, 1e-9);
+  dem_balance_destroy(&b);
+}
+
 static CU_TestInfo parallel_tests[] = {
   {"P ranks end in the 1-rank state (ids, x, v to 1e-10; contacts of boundary crossers)", test_same_state_as_serial},
   {"a repartition during collisions keeps every tangential spring", test_repartition_keeps_springs},
@@ -463,6 +499,7 @@ static CU_TestInfo parallel_tests[] = {
 static CU_TestInfo balance_tests[] = {
   {"lambda and the RW weight update, hand-computed", test_lambda_and_rw_formula},
   {"RW5 keeps the weights when lambda <= 5 %, NOW always", test_rw5_threshold},
+  {"Condition(): the lambda threshold triggers a repartition between periodic ones", test_threshold_trigger},
   CU_TEST_INFO_NULL,
 };
 
