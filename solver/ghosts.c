@@ -146,8 +146,9 @@ void dem_ghosts_destroy(dem_ghosts_t **gp)
 }
 
 /* Moves the border particles (flag set) to the end of the owned range, keeping the order
- * within both groups; old_to_new receives each particle's new index. */
-static int move_border_last(dem_ghosts_t *g, dem_particles_t *p, const char *border, size_t *old_to_new)
+ * within both groups; old_to_new receives each particle's new index, *moved whether any
+ * particle changed place. */
+static int move_border_last(dem_ghosts_t *g, dem_particles_t *p, const char *border, size_t *old_to_new, int *moved)
 {
   size_t n = p->n, k = 0;
   if (grow((void **)&g->perm, &g->perm_cap, n, sizeof *g->perm)) return -1;
@@ -159,6 +160,7 @@ static int move_border_last(dem_ghosts_t *g, dem_particles_t *p, const char *bor
       }
   int identity = 1;
   for (size_t i = 0; i < n && identity; i++) identity = g->perm[i] == i;
+  *moved = !identity;
   if (identity) return 0;
   if (!g->scratch || g->scratch->cap < n) {
     dem_particles_destroy(&g->scratch);
@@ -185,6 +187,8 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
   dem_particles_t *p = sim->p;
   const int me = g->rank;
   p->n_ghost = 0;
+  /* everything, not only what the decision needs: dem_engine_resize below may rebuild the
+   * device buffers from the host arrays */
   if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
     return fail(err, errlen, "ghost registration: device -> host: %s", dem_engine_error(sim->engine));
 
@@ -246,7 +250,8 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
       border[i] = 1;
     }
   }
-  if (!bad && move_border_last(g, p, border, old_to_new)) bad = 1;
+  int moved = 0;
+  if (!bad && move_border_last(g, p, border, old_to_new, &moved)) bad = 1;
   size_t n_border = 0;
   for (size_t i = 0; !bad && i < p->n; i++) n_border += border[i] != 0;
   free(border);
@@ -344,9 +349,11 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
 
   dem_work_t w = {.kind = DEM_WORK_PACK,
                   .bytes = (double)sizeof(double) * REG_DOUBLES * (double)(g->to_total + n_ghost) +
-                           (double)dem_particles_bytes_per_particle() * 2.0 * (double)p->n};
+                           (moved ? (double)dem_particles_bytes_per_particle() * 2.0 * (double)p->n : 0.0)};
   dem_clock_charge(&w);
-  if (dem_engine_resize(sim->engine) || dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n + n_ghost))
+  /* owned particles: only when they changed place (the device holds them otherwise) */
+  if (dem_engine_resize(sim->engine) || (moved && dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n)) ||
+      (n_ghost > 0 && dem_engine_push(sim->engine, DEM_F_ALL, p->n, n_ghost)))
     return fail(err, errlen, "ghost registration: host -> device: %s", dem_engine_error(sim->engine));
   return 0;
 }
