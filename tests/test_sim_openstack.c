@@ -1,6 +1,7 @@
-/* The study's cloud, platforms/openstack.xml: every container reads, the calibration holds,
- * and the network separates co-located from remote containers. Ranks on n1-cn6700-1,
- * n1-cn6700-2a (same node), n4-cn6700-4, n6-cn4790-4 and g1-cngpu. */
+/* The study's cloud, platforms/openstack.xml: every container reads, kernel times follow the
+ * roofline of the platform's figures, and the network separates co-located from remote
+ * containers. Ranks on n1-cn6700-1, n1-cn6700-2a (same node), n4-cn6700-4, n6-cn4790-4 and
+ * g1-cngpu. */
 #include "sim_testing.h"
 #include "testing.h"
 
@@ -27,8 +28,23 @@ static void test_every_container_reads(void)
   CU_ASSERT_STRING_EQUAL(h.container, "CN-GPU");
 }
 
-/* Case 1's observation, which calibrated core_bw: a forces kernel on CN-6700-1 takes 3.3 times
- * as long as on CN-6700-4 (memory bound; 4 cores are capped by the node's bandwidth). */
+/* Roofline time of a kernel alone on a container: max(compute + launch latency, memory). */
+static double roofline(const char *host, const dem_work_t *w)
+{
+  sim_host_t h;
+  sim_cost_t c;
+  char err[256];
+  if (sim_host_read(&h, host, err, sizeof err) || sim_cost_of(w, &c)) return -1.0;
+  double compute = c.flops / (h.cores * h.core_flops) + h.launch_latency;
+  double bw = h.cores * h.core_bw < h.node_bw ? h.cores * h.core_bw : h.node_bw;
+  double memory = c.bytes / bw;
+  return compute > memory ? compute : memory;
+}
+
+/* Case 1's containers: the contact-force kernel on CN-6700-1 and on CN-6700-4 takes what the
+ * roofline of the platform's figures gives (worked out here from the properties and the cost
+ * model, not from the study). The study observed a load ratio of 3.3; the model predicts its
+ * own (printed), which validation/REPORT.md sets beside the study's. */
 static void test_case1_ratio(void)
 {
   dem_work_t w = {.kind = DEM_WORK_FORCES, .particles = 1e5, .pairs = 6e5, .contacts = 3e5};
@@ -37,7 +53,14 @@ static void test_case1_ratio(void)
   double x1 = one ? t : 0.0, x4 = four ? t : 0.0;
   MPI_Allreduce(&x1, &t1, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&x4, &t4, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  SIM_ASSERT_CLOSE(t1 / t4, 3.3, 1e-3);
+  double e1 = roofline("n1-cn6700-1", &w), e4 = roofline("n4-cn6700-4", &w);
+  SIM_ASSERT_CLOSE(t1, e1, 1e-6);
+  SIM_ASSERT_CLOSE(t4, e4, 1e-6);
+  /* more cores help, but the shared memory bus keeps four cores under four times one */
+  CU_ASSERT(t1 / t4 > 1.0 && t1 / t4 < 4.0);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) printf("\ncontact-force kernel, CN-6700-1 / CN-6700-4: %.3g (the study's load ratio: 3.3)\n", t1 / t4);
   /* the GPU container is faster still on the kernel itself */
   double tg = sim_test_together(sim_test_on("g1-cngpu"), &w), xg = tg;
   MPI_Allreduce(&xg, &tg, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -74,7 +97,7 @@ static void test_network(void)
 
 static CU_TestInfo tests[] = {
   {"every container of the study's cloud reads", test_every_container_reads},
-  {"CN-6700-1 is 3.3 times slower than CN-6700-4 (case 1)", test_case1_ratio},
+  {"CN-6700-1 vs CN-6700-4: the roofline of the platform's figures (case 1)", test_case1_ratio},
   {"co-located containers talk faster than nodes", test_network},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_openstack", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
