@@ -84,8 +84,8 @@ def observations(data, sc):
             ratio = m.load[:, a].sum() / m.load[:, b].sum()
     rows.append(("Case 1: under NOW the load of CN-6700-1 is only about 3.3 x that of CN-6700-4 (memory-bandwidth "
                  "bound), not 4 x", "3.3", _fmt(ratio, ".2f"),
-                 "n/a" if ratio is None else f"{ratio - 3.3:+.2f} ({(ratio / 3.3 - 1) * 100:+.1f} %); NOT independent: "
-                 "the per-core bandwidth was calibrated on this figure", "ranks_case1"))
+                 "n/a" if ratio is None else f"{ratio - 3.3:+.2f} ({(ratio / 3.3 - 1) * 100:+.1f} %); a prediction: "
+                 "no constant was fitted to it", "ranks_case1"))
 
     # case 1: highest lambda
     lam = {}
@@ -213,25 +213,31 @@ def calibration_rows():
          "the study (DDR4-2133 dual channel: 2 x 8 B x 2133 MT/s)"),
         ("i7-4790 node memory bandwidth (n6-membus)", f"{speed('n6-membus') / 1e9:.2f} GB/s", "hardware fact",
          "the study (DDR3-1866 dual channel)"),
-        ("i7-6700 core FP64 rate", f"{speed('n1-cn6700-4') / 1e9:.1f} Gflop/s", "hardware fact",
-         "Intel ARK: 3.40 GHz x 16 flop/cycle (AVX2, two FMA units)"),
-        ("i7-4790 core FP64 rate", f"{speed('n6-cn4790-4') / 1e9:.1f} Gflop/s", "hardware fact",
-         "Intel ARK: 3.60 GHz x 16 flop/cycle"),
+        ("i7-6700 core FP64 rate (host speed)", f"{speed('n1-cn6700-4') / 1e9:.2f} Gflop/s",
+         "hardware fact x CALIBRATION CONSTANT 1",
+         "Intel ARK peak 3.40 GHz x 16 flop/cycle = 54.4 Gflop/s, times the kernel efficiency"),
+        ("i7-4790 core FP64 rate (host speed)", f"{speed('n6-cn4790-4') / 1e9:.2f} Gflop/s",
+         "hardware fact x CALIBRATION CONSTANT 1", "Intel ARK peak 3.60 GHz x 16 flop/cycle = 57.6 Gflop/s, times the "
+         "kernel efficiency"),
+        ("DEM kernel FP64 efficiency (fraction of a core's peak)", "0.10", "CALIBRATION CONSTANT 1",
+         "MEASURED with validation/calibrate_cost on the development machine (contact-force kernel 3.0-3.6 Gflop/s "
+         "per core on a 33.6 Gflop/s-peak AMD EPYC core, platforms/README.md); applied to every CPU and, as an "
+         "estimate, to the P100; not fitted to any figure of the study"),
         ("container cores (CN-6700-1..4, CN-4790-4)", "1, 2, 3, 4, 4", "hardware fact", "the study's container table"),
         ("P100 FP64 rate / memory bandwidth", f"{prop('g1-cngpu', 'gpu_flops') / 1e12:.1f} Tflop/s / "
          f"{prop('g1-cngpu', 'gpu_bw') / 1e9:.0f} GB/s", "hardware fact", "NVIDIA datasheet; the study"),
         ("LAN", f"{links['n1-nic'].get('bandwidth')}", "hardware fact", "the study: 1 Gbps Ethernet"),
         ("per-core achievable memory bandwidth, i7-6700 (core_bw)",
-         f"{prop('n1-cn6700-4', 'core_bw') / 1e9:.2f} GB/s", "CALIBRATION CONSTANT 1",
-         "= 34.13 / 3.3, fitted to the study's case-1 load ratio (1 core vs 4 cores, 3.3); STREAM on one Skylake "
-         "core gives 10-14 GB/s, so the value is plausible. The i7-4790's "
-         f"{prop('n6-cn4790-4', 'core_bw') / 1e9:.2f} GB/s = 29.87 / 3.3 reuses the same ratio (no new constant)"),
-        ("achieved PCIe host<->device rate", f"{prop('g1-cngpu', 'pcie_bw') / 1e9:.1f} GB/s",
-         "CALIBRATION CONSTANT 2", "76 % of PCIe 3.0 x16's 15.75 GB/s, what pinned copies reach in practice; "
-         "not fitted to any figure of the study"),
+         f"{prop('n1-cn6700-4', 'core_bw') / 1e9:.2f} GB/s", "CALIBRATION CONSTANT 2",
+         "0.60 x 34.13 GB/s: the share of node bandwidth one Skylake core draws, MEASURED in a published test of an "
+         "i7-6700K (1 thread 25.4 GB/s, 4 threads 42.0 GB/s, read; rigaya34589.blog.fc2.com entry 660). The "
+         f"i7-4790's {prop('n6-cn4790-4', 'core_bw') / 1e9:.2f} GB/s = 0.60 x 29.87 reuses the fraction (no new "
+         "constant); not fitted to any figure of the study"),
         ("Zoltan RCB cost", "120 ns per particle and bisection level (1300 B equivalent traffic)",
          "CALIBRATION CONSTANT 3", "measured with Zoltan itself on the development machine (sim/cost.c); "
          "not fitted to any figure of the study"),
+        ("achieved PCIe host<->device rate", f"{prop('g1-cngpu', 'pcie_bw') / 1e9:.1f} GB/s", "a-priori ESTIMATE",
+         "76 % of PCIe 3.0 x16's 15.75 GB/s, what pinned copies reach in practice; not fitted"),
         ("kernel cost coefficients (flops, bytes per particle / pair / contact)", "sim/cost.c",
          "counted from the code", "read off the OpenCL kernels; no fitting"),
         ("kernel launch latency, CPU / GPU", f"{prop('n1-cn6700-4', 'launch_latency') * 1e6:.0f} us / "
