@@ -11,7 +11,14 @@
  *   never switch it on, so their queue stays event-free.
  * - The work-group size is given explicitly (64, or less where the device or the kernel caps
  *   it) because the force kernels sum their contact counts in local memory; the global size is
- *   rounded up and every kernel checks i < n. */
+ *   rounded up and every kernel checks i < n.
+ * - One context and one built program per device per process, shared by every dem_device_t of
+ *   the process (reference counted, in a slot of share.h). Under SMPI all ranks live in one
+ *   process and SMPI privatises the application's globals, so without the shared slot each
+ *   rank created its own context and built its own program: at 64 ranks that was 64 builds
+ *   (seconds of start-up) and some 110 MB. What a rank computes is unchanged: each rank keeps
+ *   its own queue, kernel objects (their arguments are per rank) and buffers; the ranks take
+ *   turns on the OpenCL API (one OS thread, or the share lock while creating and dropping). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "device.h"
 
@@ -24,6 +31,7 @@
 #include "engine.h"
 #include "grid.h"
 #include "particles.h"
+#include "share.h"
 
 extern const char dem_kernel_source[];
 extern const size_t dem_kernel_source_len;
@@ -57,12 +65,25 @@ enum { K_SEARCH, K_FORCES, K_BOUNDARIES, K_EXTERNAL, K_FORCES_ALL, K_KICK_DRIFT,
 static const char *dem_kernel_names[K_COUNT] = {"dem_search", "dem_forces", "dem_boundaries", "dem_external",
                                                 "dem_forces_all", "dem_kick_drift", "dem_kick"};
 
+/* the context and program of one device, shared by the process (see the top of this file) */
+typedef struct dem_cl_shared {
+  cl_device_id device;
+  cl_context ctx;
+  cl_program program;
+  unsigned long source_hash; /* of the kernel source and build options it was built from */
+  int users;
+  struct dem_cl_shared *next;
+} dem_cl_shared_t;
+
+#define DEM_CL_SHARE_SLOT "demsim.opencl"
+
 struct dem_device {
   cl_platform_id platform;
   cl_device_id device;
-  cl_context ctx;
+  dem_cl_shared_t *shared;
+  cl_context ctx;     /* shared->ctx */
   cl_command_queue queue;
-  cl_program program;
+  cl_program program; /* shared->program */
   cl_kernel kernels[K_COUNT];
   size_t max_local;   /* the device's work-group limit, at most 64 */
   cl_mem bufs[B_COUNT];
@@ -139,15 +160,23 @@ static int dem_device_select(dem_device_t *d, int platform, int device, const ch
                          platform >= 0 ? " on the requested platform" : "");
 }
 
-static int dem_device_build(dem_device_t *d)
+/* FNV-1a over the kernel source and the build options */
+static unsigned long dem_source_hash(const char *opts)
+{
+  unsigned long h = 1469598103934665603UL;
+  for (size_t i = 0; i < dem_kernel_source_len; ++i) h = (h ^ (unsigned char)dem_kernel_source[i]) * 1099511628211UL;
+  for (const char *c = opts; *c; ++c) h = (h ^ (unsigned char)*c) * 1099511628211UL;
+  return h;
+}
+
+/* Builds the program into d->program on d->ctx. */
+static int dem_device_build_program(dem_device_t *d, const char *opts)
 {
   cl_int rc;
   const char *src = dem_kernel_source;
   size_t len = dem_kernel_source_len;
   d->program = clCreateProgramWithSource(d->ctx, 1, &src, &len, &rc);
   if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateProgramWithSource: error %d", (int)rc);
-  char opts[128];
-  snprintf(opts, sizeof(opts), "-DDEM_MAX_NEIGHBORS=%d", DEM_MAX_NEIGHBORS);
   rc = clBuildProgram(d->program, 1, &d->device, opts, NULL, NULL);
   if (rc != CL_SUCCESS) {
     size_t log_len = 0;
@@ -163,6 +192,88 @@ static int dem_device_build(dem_device_t *d)
     return dem_device_fail(d, "building the OpenCL kernels for %s failed (error %d); build log on stderr",
                            d->name, (int)rc);
   }
+  return 0;
+}
+
+/* Takes the process's context and program for d->device, creating and building them when
+ * this is the first user. */
+static int dem_device_share_acquire(dem_device_t *d)
+{
+  char opts[128];
+  snprintf(opts, sizeof(opts), "-DDEM_MAX_NEIGHBORS=%d", DEM_MAX_NEIGHBORS);
+  unsigned long hash = dem_source_hash(opts);
+  dem_share_lock();
+  void **slot = dem_share_slot(DEM_CL_SHARE_SLOT);
+  dem_cl_shared_t *s = slot ? *slot : NULL;
+  while (s && !(s->device == d->device && s->source_hash == hash)) s = s->next;
+  if (s) {
+    s->users++;
+    d->shared = s;
+    d->ctx = s->ctx;
+    d->program = s->program;
+    dem_share_unlock();
+    return 0;
+  }
+  s = calloc(1, sizeof(*s));
+  if (!s) {
+    dem_share_unlock();
+    return dem_device_fail(d, "out of memory");
+  }
+  cl_int rc;
+  d->ctx = clCreateContext(NULL, 1, &d->device, NULL, NULL, &rc);
+  if (rc != CL_SUCCESS) {
+    dem_share_unlock();
+    free(s);
+    d->ctx = NULL;
+    return dem_device_fail(d, "clCreateContext on %s: error %d", d->name, (int)rc);
+  }
+  if (dem_device_build_program(d, opts) != 0) {
+    dem_share_unlock();
+    free(s);
+    if (d->program) clReleaseProgram(d->program);
+    clReleaseContext(d->ctx);
+    d->program = NULL;
+    d->ctx = NULL;
+    return -1;
+  }
+  *s = (dem_cl_shared_t){.device = d->device, .ctx = d->ctx, .program = d->program, .source_hash = hash,
+                         .users = 1};
+  if (slot) { /* a full share table only costs this device its own context */
+    s->next = *slot;
+    *slot = s;
+  }
+  d->shared = s;
+  dem_share_unlock();
+  return 0;
+}
+
+/* Drops d's use of the shared context and program; the last user releases them. */
+static void dem_device_share_release(dem_device_t *d)
+{
+  dem_cl_shared_t *s = d->shared;
+  d->shared = NULL;
+  d->ctx = NULL;
+  d->program = NULL;
+  if (!s) return;
+  dem_share_lock();
+  if (--s->users == 0) {
+    void **slot = dem_share_slot(DEM_CL_SHARE_SLOT);
+    for (dem_cl_shared_t **q = slot ? (dem_cl_shared_t **)slot : NULL; q && *q; q = &(*q)->next)
+      if (*q == s) {
+        *q = s->next;
+        break;
+      }
+    clReleaseProgram(s->program);
+    clReleaseContext(s->ctx);
+    free(s);
+  }
+  dem_share_unlock();
+}
+
+/* This device's own kernel objects from the shared program, and their work-group sizes. */
+static int dem_device_kernels(dem_device_t *d)
+{
+  cl_int rc;
   for (int k = 0; k < K_COUNT; ++k) {
     d->kernels[k] = clCreateKernel(d->program, dem_kernel_names[k], &rc);
     if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateKernel(%s): error %d", dem_kernel_names[k], (int)rc);
@@ -196,11 +307,10 @@ static int dem_device_setup(dem_device_t *d, int platform, int device, const cha
   DEM_CL(d, clGetDeviceInfo(d->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(max_wg), &max_wg, NULL));
   d->max_local = max_wg < 64 ? max_wg : 64;
 
-  d->ctx = clCreateContext(NULL, 1, &d->device, NULL, NULL, &rc);
-  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateContext on %s: error %d", d->name, (int)rc);
+  if (dem_device_share_acquire(d) != 0) return -1;
   d->queue = clCreateCommandQueue(d->ctx, d->device, 0, &rc);
   if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateCommandQueue on %s: error %d", d->name, (int)rc);
-  if (dem_device_build(d) != 0) return -1;
+  if (dem_device_kernels(d) != 0) return -1;
 
   d->params = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, DEM_DEVICE_P_COUNT * sizeof(double), NULL, &rc);
   if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateBuffer(params): error %d", (int)rc);
@@ -246,9 +356,8 @@ void dem_device_destroy(dem_device_t **dp)
   dem_release_mem(&d->cell_sorted);
   for (int k = 0; k < K_COUNT; ++k)
     if (d->kernels[k]) clReleaseKernel(d->kernels[k]);
-  if (d->program) clReleaseProgram(d->program);
   if (d->queue) clReleaseCommandQueue(d->queue);
-  if (d->ctx) clReleaseContext(d->ctx);
+  dem_device_share_release(d);
   free(d);
   *dp = NULL;
 }

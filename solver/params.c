@@ -4,11 +4,19 @@
  *   x'' = -max(0, x^{3/2} + alpha x^{1/4} x'),  x(0) = 0, x'(0) = 1,
  * the restitution depends on alpha only (not on impact velocity, stiffness or mass), because
  * this damping law scales like the elastic term. We integrate the ODE with RK4 and bisect on
- * alpha, once at set-up. */
+ * alpha, once at set-up.
+ *
+ * The bisection takes about 0.1 s. Under SMPI every rank of the process sets up (SMPI gives
+ * each its own copy of the globals, so a static cache would be per rank too): at 64 ranks that
+ * was 6 s of CPU before the first step. The answers are therefore kept process-wide, in a
+ * slot of share.h; a repeated question gets the same bits without the ODE. */
 #include "params.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "share.h"
 
 #define DEM_PI 3.14159265358979323846
 #define DEM_ALPHA_MAX 20.0 /* restitution(20) ~ 0.02: enough for any realistic material */
@@ -43,9 +51,68 @@ static double dem_restitution_of(double alpha)
   return 0.0;
 }
 
+/* process-wide answers of dem_restitution_of (kind 0: alpha -> e) and of the bisection
+ * (kind 1: e -> alpha) */
+#define DEM_MEMO_SIZE 16
+typedef struct dem_params_memo {
+  int count;
+  int kind[DEM_MEMO_SIZE];
+  double in[DEM_MEMO_SIZE], out[DEM_MEMO_SIZE];
+} dem_params_memo_t;
+
+static int dem_memo_find(int kind, double in, double *out)
+{
+  int found = 0;
+  dem_share_lock();
+  void **slot = dem_share_slot("demsim.params");
+  const dem_params_memo_t *m = slot ? *slot : NULL;
+  for (int k = 0; m && k < m->count && !found; ++k)
+    if (m->kind[k] == kind && m->in[k] == in) {
+      *out = m->out[k];
+      found = 1;
+    }
+  dem_share_unlock();
+  return found;
+}
+
+static void dem_memo_keep(int kind, double in, double out)
+{
+  dem_share_lock();
+  void **slot = dem_share_slot("demsim.params");
+  if (slot && !*slot) *slot = calloc(1, sizeof(dem_params_memo_t)); /* lives as long as the process */
+  dem_params_memo_t *m = slot ? *slot : NULL;
+  if (m && m->count < DEM_MEMO_SIZE) {
+    m->kind[m->count] = kind;
+    m->in[m->count] = in;
+    m->out[m->count] = out;
+    m->count++;
+  }
+  dem_share_unlock();
+}
+
+static double dem_restitution_memo(double alpha)
+{
+  double e;
+  if (dem_memo_find(0, alpha, &e)) return e;
+  e = dem_restitution_of(alpha);
+  dem_memo_keep(0, alpha, e);
+  return e;
+}
+
+static double dem_damping_bisect(double e);
+
 double dem_params_damping_for_restitution(double e)
 {
   if (!(e > 0.0) || e >= 1.0) return 0.0;
+  double alpha;
+  if (dem_memo_find(1, e, &alpha)) return alpha;
+  alpha = dem_damping_bisect(e);
+  dem_memo_keep(1, e, alpha);
+  return alpha;
+}
+
+static double dem_damping_bisect(double e)
+{
   double lo = 0.0, hi = DEM_ALPHA_MAX; /* restitution decreases with alpha */
   for (int it = 0; it < 60 && hi - lo > 1e-12; ++it) {
     double mid = 0.5 * (lo + hi);
@@ -65,7 +132,7 @@ double dem_params_rayleigh_dt(const dem_params_t *p, double r)
 int dem_params_derive(dem_params_t *p, char *err, size_t errlen)
 {
   const dem_material_t *m = &p->mat;
-  double e_min = dem_restitution_of(DEM_ALPHA_MAX);
+  double e_min = dem_restitution_memo(DEM_ALPHA_MAX);
 #define DEM_CHECK(cond, ...) \
   do { if (!(cond)) { snprintf(err, errlen, __VA_ARGS__); return -1; } } while (0)
   DEM_CHECK(m->youngs_modulus > 0.0 && isfinite(m->youngs_modulus),
