@@ -90,6 +90,23 @@ void dem_particles_copy_one(dem_particles_t *to, size_t dst, const dem_particles
   }
 }
 
+int dem_particles_permute(dem_particles_t *p, const size_t *perm, size_t n)
+{
+  size_t widest = 0;
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f)
+    if (dem_fields[f].elem * dem_fields[f].per > widest) widest = dem_fields[f].elem * dem_fields[f].per;
+  char *tmp = malloc(n ? n * widest : 1);
+  if (!tmp) return -1;
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+    size_t row = dem_fields[f].elem * dem_fields[f].per;
+    char *a = *dem_field_ptr(p, f);
+    for (size_t k = 0; k < n; ++k) memcpy(tmp + k * row, a + perm[k] * row, row);
+    memcpy(a, tmp, n * row);
+  }
+  free(tmp);
+  return 0;
+}
+
 size_t dem_particles_bytes_per_particle(void)
 {
   size_t bytes = 0;

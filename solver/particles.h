@@ -58,6 +58,11 @@ void dem_particles_destroy(dem_particles_t **p);
 int dem_particles_reserve(dem_particles_t *p, size_t cap);
 /* Copies particle src of `from` (all fields, slots included) into index dst of `to`. */
 void dem_particles_copy_one(dem_particles_t *to, size_t dst, const dem_particles_t *from, size_t src);
+/* Reorders particles [0, n): particle perm[k] moves to index k (perm is a permutation of
+ * 0..n-1). Field by field through one scratch array of n rows of the widest field, freed
+ * before returning: a fraction of what a second store would take. 0, or -1 when out of
+ * memory (the store is then unchanged). */
+int dem_particles_permute(dem_particles_t *p, const size_t *perm, size_t n);
 /* Bytes of per-particle storage (all arrays), for memory accounting. */
 size_t dem_particles_bytes_per_particle(void);
 
