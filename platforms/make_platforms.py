@@ -19,14 +19,19 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # --- calibration constants (the only ones; each measured, none fitted to a study figure) ----
-# 1. KERNEL_EFFICIENCY: the fraction of a core's peak FP64 rate that the DEM contact kernels
-#    reach. MEASURED with validation/calibrate_cost on the development machine (PoCL, AMD EPYC
-#    at 2.1 GHz, peak 16 flop/cycle = 33.6 GF/s per core): the contact force kernel does 3.0-3.6
-#    GF/s per core by CPU time (platforms/README.md, "Cost model check") -> 0.10. Gathers,
-#    square roots, divisions and branches keep such kernels far from FMA peak on any x86 core;
-#    the same fraction is applied to the study's CPUs and, for lack of a GPU measurement, to the
-#    P100's FP64 peak.
-KERNEL_EFFICIENCY = 0.10
+# 1. KERNEL_FLOPS_PER_CYCLE: FP64 operations per core clock cycle that the DEM contact kernels
+#    sustain. MEASURED on the development machine: validation/calibrate_cost gives 3.0-3.6
+#    GF/s per core for the contact-force kernel (platforms/README.md, "Cost model check");
+#    validation/bwprobe.c's FMA loop gives 103 GF/s per core, i.e. a 3.2 GHz core at 32
+#    flop/cycle (AVX-512, two FMA units) -> 3.3 / 3.2 = about 1.0 flop per cycle. Gathers,
+#    square roots, divisions and branches, not the vector width, bound such kernels, so the
+#    figure carries over to other x86 cores by their clock (not by their peak). A CPU host's
+#    speed is its base clock x KERNEL_FLOPS_PER_CYCLE.
+KERNEL_FLOPS_PER_CYCLE = 1.0
+# The P100 runs the same kernels; no GPU was measured here. ESTIMATE from a published
+# measurement of an OpenCL DEM code on this GPU (FACTS.md: 3.7-5.7 x a 20-core Xeon E5-2630
+# node): 4.7 x 20 cores x 2.2 GHz x KERNEL_FLOPS_PER_CYCLE = 0.21 TF/s, 4.4 % of its FP64 peak.
+GPU_KERNEL_FLOPS = 4.7 * 20 * 2.2e9 * KERNEL_FLOPS_PER_CYCLE
 # 2. CORE_BW_FRACTION: the share of a dual-channel node's achievable bandwidth one core can
 #    draw. MEASURED by a published test of a Skylake i7-6700K (rigaya34589.blog.fc2.com, entry
 #    660: read bandwidth 25.4 GB/s with 1 thread, 42.0 GB/s with 4 threads) -> 0.60; applied to
@@ -38,28 +43,27 @@ CORE_BW_FRACTION = 0.60
 # name: (comment, node bandwidth B/s, per-core bandwidth B/s, effective core flop/s)
 NODE_TYPES = {
     "i7-6700": dict(
-        bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=KERNEL_EFFICIENCY * 54.4e9,
+        bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
         doc=[
             "i7-6700 (Skylake, 4 cores, 3.40 GHz base; Intel ARK datasheet).",
             "Memory: DDR4-2133 dual channel, 34.13 GB/s (the study; 2 x 8 B x 2133 MT/s).",
-            "Core FP64 peak: 3.40 GHz x 16 flop/cycle (AVX2, two 4-wide FMA units) = 54.4 GF/s;",
-            "host speed = KERNEL_EFFICIENCY (0.10, measured, see make_platforms.py) x peak = 5.44 GF/s.",
+            "Host speed = 3.40 GHz x KERNEL_FLOPS_PER_CYCLE (1.0, measured, see make_platforms.py)",
+            "= 3.4 GF/s per core for the DEM kernels (the AVX2 FMA peak, 54.4 GF/s, is never reached).",
             "Per-core bandwidth = CORE_BW_FRACTION (0.60, measured on a Skylake i7-6700K) x 34.13",
             "= 20.5 GB/s. Nothing here is fitted to the study's results: its case-1 load ratio",
             "(3.3) is a prediction of the model (validation/REPORT.md).",
         ]),
     "i7-4790": dict(
-        bw=29.87e9, core_bw=CORE_BW_FRACTION * 29.87e9, flops=KERNEL_EFFICIENCY * 57.6e9,
+        bw=29.87e9, core_bw=CORE_BW_FRACTION * 29.87e9, flops=3.60e9 * KERNEL_FLOPS_PER_CYCLE,
         doc=[
             "i7-4790 (Haswell, 4 cores, 3.60 GHz base; Intel ARK datasheet).",
             "Memory: DDR3-1866 dual channel, 29.87 GB/s (the study).",
-            "Core FP64 peak: 3.60 GHz x 16 flop/cycle (AVX2 FMA) = 57.6 GF/s; host speed =",
-            "KERNEL_EFFICIENCY x peak = 5.76 GF/s.",
+            "Host speed = 3.60 GHz x KERNEL_FLOPS_PER_CYCLE = 3.6 GF/s per core.",
             "Per-core bandwidth = CORE_BW_FRACTION x 29.87 = 17.9 GB/s: ESTIMATE (the Skylake",
             "fraction; no single-core figure of this node was measured).",
         ]),
     "gpu-host": dict(
-        bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=KERNEL_EFFICIENCY * 54.4e9,
+        bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
         doc=[
             "The GPU node's host CPU is not described by the study: ESTIMATE, taken equal to an",
             "i7-6700 node (bandwidth, per-core bandwidth, core rate). Only host-side work (packing,",
@@ -71,11 +75,12 @@ NODE_TYPES = {
 CPU_LAUNCH_LATENCY = 5e-6
 
 GPU = dict(
-    flops=KERNEL_EFFICIENCY * 4.7e12, bw=549e9, pcie=12.0e9, latency=10e-6,
+    flops=GPU_KERNEL_FLOPS, bw=549e9, pcie=12.0e9, latency=10e-6,
     doc=[
-        "NVIDIA Tesla P100 PCIe 12 GB: FP64 peak 4.7 TF/s (NVIDIA datasheet) x KERNEL_EFFICIENCY",
-        "(0.10, measured on a CPU; ESTIMATE for the GPU) = 0.47 TF/s; HBM2 549 GB/s (the study,",
-        "and the datasheet of the 12 GB card).",
+        "NVIDIA Tesla P100 PCIe 12 GB: FP64 peak 4.7 TF/s (NVIDIA datasheet); for the DEM kernels",
+        "0.21 TF/s, an ESTIMATE from a published OpenCL DEM measurement on this GPU (3.7-5.7 x a",
+        "20-core Xeon E5-2630 node; see make_platforms.py). HBM2 549 GB/s (the study, and the",
+        "datasheet of the 12 GB card).",
         "PCIe 3.0 x16: 15.75 GB/s theoretical; CHOSEN 12.0 GB/s, what pinned host<->device copies",
         "reach in practice (about 76% of the theoretical rate); pageable copies are slower still.",
         "Launch latency 10 us per kernel or copy: ESTIMATE of an OpenCL enqueue on an NVIDIA GPU",
@@ -215,12 +220,12 @@ def local():
         "replaced by the bandwidth probe's measurements. Written by platforms/make_platforms.py.",
         "Memory bandwidth 19 GB/s: the triad figure of these 2-core machines (18-20 GB/s, FACTS.md).",
         "Per-core bandwidth 11 GB/s: ESTIMATE (one core of a server CPU draws a good half of a",
-        "two-core slice's bandwidth). Core FP64 rate: peak 33.6 GF/s (AMD EPYC at 2.1 GHz, AVX2 with",
-        "two FMA pipes, 16 flop/cycle) x KERNEL_EFFICIENCY (0.10, measured here) = 3.36 GF/s.",
+        "two-core slice's bandwidth). Core rate for the DEM kernels: 3.2 GHz (bwprobe's FMA loop:",
+        "103 GF/s at 32 flop/cycle) x KERNEL_FLOPS_PER_CYCLE = 3.2 GF/s.",
         "launch_latency 5 us: ESTIMATE (OpenCL CPU runtime).",
         "Hosts: local-0 and local-1 are one core each (one rank per core); local is both cores.",
     ]
-    node = simple_node("local", "local", 19e9, KERNEL_EFFICIENCY * 33.6e9, 11e9,
+    node = simple_node("local", "local", 19e9, 3.2e9 * KERNEL_FLOPS_PER_CYCLE, 11e9,
                        [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
                         ("local", 2, "local-2core")],
                        ["the machine: node 'local', memory bus local-membus"],

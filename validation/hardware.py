@@ -75,12 +75,18 @@ def probe(exe, repeats, ncpu, mib):
 def calibrated_platform(pr, path):
     """platforms/local.xml rebuilt with the measured figures, plus local-1half."""
     import make_platforms as mp
-    bw, core_bw, flops = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"]), pr["flops_1core"]
+    bw, core_bw, peak = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"]), pr["flops_1core"]
+    # the probe's FMA loop gives the core's peak; the DEM kernels run at KERNEL_FLOPS_PER_CYCLE
+    # per clock cycle (make_platforms.py), the clock being peak / 32 flop per cycle (AVX-512 FMA
+    # x 2) on this machine's cores, peak / 16 on an AVX2 core
+    flops_per_cycle_peak = 32.0 if peak > 60e9 else 16.0
+    flops = peak / flops_per_cycle_peak * mp.KERNEL_FLOPS_PER_CYCLE
     header = [
         "This machine, CALIBRATED by validation/hardware.py (validation/bwprobe.c), from",
         "platforms/make_platforms.py's local platform with its estimates replaced by measurements:",
         f"memory bandwidth {bw / 1e9:.3g} GB/s (triad, {pr['threads_all']} threads); per-core bandwidth",
-        f"{core_bw / 1e9:.3g} GB/s (triad, 1 thread); core FP64 rate {flops / 1e9:.3g} GF/s (FMA loop).",
+        f"{core_bw / 1e9:.3g} GB/s (triad, 1 thread); core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
+        f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels (KERNEL_FLOPS_PER_CYCLE).",
         "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
         "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
     ]

@@ -213,19 +213,20 @@ def calibration_rows():
          "the study (DDR4-2133 dual channel: 2 x 8 B x 2133 MT/s)"),
         ("i7-4790 node memory bandwidth (n6-membus)", f"{speed('n6-membus') / 1e9:.2f} GB/s", "hardware fact",
          "the study (DDR3-1866 dual channel)"),
-        ("i7-6700 core FP64 rate (host speed)", f"{speed('n1-cn6700-4') / 1e9:.2f} Gflop/s",
-         "hardware fact x CALIBRATION CONSTANT 1",
-         "Intel ARK peak 3.40 GHz x 16 flop/cycle = 54.4 Gflop/s, times the kernel efficiency"),
-        ("i7-4790 core FP64 rate (host speed)", f"{speed('n6-cn4790-4') / 1e9:.2f} Gflop/s",
-         "hardware fact x CALIBRATION CONSTANT 1", "Intel ARK peak 3.60 GHz x 16 flop/cycle = 57.6 Gflop/s, times the "
-         "kernel efficiency"),
-        ("DEM kernel FP64 efficiency (fraction of a core's peak)", "0.10", "CALIBRATION CONSTANT 1",
-         "MEASURED with validation/calibrate_cost on the development machine (contact-force kernel 3.0-3.6 Gflop/s "
-         "per core on a 33.6 Gflop/s-peak AMD EPYC core, platforms/README.md); applied to every CPU and, as an "
-         "estimate, to the P100; not fitted to any figure of the study"),
+        ("i7-6700 core rate for the DEM kernels (host speed)", f"{speed('n1-cn6700-4') / 1e9:.2f} Gflop/s",
+         "hardware fact x CALIBRATION CONSTANT 1", "Intel ARK base clock 3.40 GHz x 1.0 flop/cycle"),
+        ("i7-4790 core rate for the DEM kernels (host speed)", f"{speed('n6-cn4790-4') / 1e9:.2f} Gflop/s",
+         "hardware fact x CALIBRATION CONSTANT 1", "Intel ARK base clock 3.60 GHz x 1.0 flop/cycle"),
+        ("DEM kernel FP64 operations per core cycle", "1.0", "CALIBRATION CONSTANT 1",
+         "MEASURED on the development machine: contact-force kernel 3.0-3.6 Gflop/s per core "
+         "(validation/calibrate_cost) on a 3.2 GHz core (bwprobe's FMA loop: 103 Gflop/s at 32 flop/cycle); "
+         "platforms/README.md; not fitted to any figure of the study"),
+        ("P100 rate for the DEM kernels", f"{prop('g1-cngpu', 'gpu_flops') / 1e12:.2f} Tflop/s", "a-priori ESTIMATE",
+         "a published OpenCL DEM measurement on a P100: 3.7-5.7 x a 20-core Xeon E5-2630 node (FACTS.md), "
+         "at 1.0 flop/cycle per Xeon core"),
         ("container cores (CN-6700-1..4, CN-4790-4)", "1, 2, 3, 4, 4", "hardware fact", "the study's container table"),
-        ("P100 FP64 rate / memory bandwidth", f"{prop('g1-cngpu', 'gpu_flops') / 1e12:.1f} Tflop/s / "
-         f"{prop('g1-cngpu', 'gpu_bw') / 1e9:.0f} GB/s", "hardware fact", "NVIDIA datasheet; the study"),
+        ("P100 memory bandwidth", f"{prop('g1-cngpu', 'gpu_bw') / 1e9:.0f} GB/s", "hardware fact",
+         "NVIDIA datasheet; the study"),
         ("LAN", f"{links['n1-nic'].get('bandwidth')}", "hardware fact", "the study: 1 Gbps Ethernet"),
         ("per-core achievable memory bandwidth, i7-6700 (core_bw)",
          f"{prop('n1-cn6700-4', 'core_bw') / 1e9:.2f} GB/s", "CALIBRATION CONSTANT 2",
