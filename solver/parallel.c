@@ -161,10 +161,10 @@ void dem_parallel_xchg_wait(dem_parallel_xchg_t *x)
 
 void dem_parallel_send_bytes(const void *buf, long n, int dest)
 {
-  MPI_Send(buf, (int)n, MPI_BYTE, dest, 78, MPI_COMM_WORLD);
+  MPI_Send(buf, (int)n, MPI_BYTE, dest, 78, comm());
 }
 
 void dem_parallel_recv_bytes(void *buf, long n, int src)
 {
-  MPI_Recv(buf, (int)n, MPI_BYTE, src, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Recv(buf, (int)n, MPI_BYTE, src, 78, comm(), MPI_STATUS_IGNORE);
 }
