@@ -78,6 +78,81 @@ static int sync_to_host(dem_sim_t *sim, char *err, size_t errlen)
   return 0;
 }
 
+/* The initial decomposition of a fresh start: rank `rank` of `ranks` takes a block of lattice
+ * sites [lo, hi) (site indices per axis; sites with ids >= lat->count are absent), cut as
+ * Zoltan's RCB cuts equal parts: recursive bisection of the longest axis at the plane that
+ * best splits the sites in proportion to the parts on each side. The first repartition then
+ * moves a few planes of particles, not nearly all of them: contiguous id ranges are thin
+ * slabs, and at 64 ranks migrating every particle at once took some 400 MB of transient
+ * buffers and most of the set-up time. Returns the sites in the block. */
+static long lattice_row_sites(const dem_lattice_t *lat, long x0, long x1, long iy, long iz)
+{
+  long base = lat->nx * (iy + lat->ny * iz), end = lat->count - base < x1 ? lat->count - base : x1;
+  return end > x0 ? end - x0 : 0;
+}
+
+static long lattice_block(const dem_lattice_t *lat, int rank, int ranks, long lo[3], long hi[3])
+{
+  lo[0] = lo[1] = lo[2] = 0;
+  hi[0] = lat->nx, hi[1] = lat->ny, hi[2] = lat->nz;
+  long p0 = 0, p1 = ranks;
+  long longest = lat->nx > lat->ny ? lat->nx : lat->ny;
+  if (lat->nz > longest) longest = lat->nz;
+  long *planes = calloc((size_t)longest + 1, sizeof *planes);
+  if (!planes) return -1;
+  while (p1 - p0 > 1) {
+    int d = 0;
+    for (int a = 1; a < 3; a++)
+      if (hi[a] - lo[a] > hi[d] - lo[d]) d = a;
+    /* sites per plane along d (for x, a difference array over each row's run) */
+    memset(planes, 0, ((size_t)longest + 1) * sizeof *planes);
+    long total = 0;
+    for (long iz = lo[2]; iz < hi[2]; iz++)
+      for (long iy = lo[1]; iy < hi[1]; iy++) {
+        long len = lattice_row_sites(lat, lo[0], hi[0], iy, iz);
+        if (len == 0) continue;
+        total += len;
+        if (d == 0) {
+          planes[lo[0]]++;
+          planes[lo[0] + len]--;
+        } else {
+          planes[d == 1 ? iy : iz] += len;
+        }
+      }
+    if (d == 0)
+      for (long c = lo[0] + 1; c < hi[0]; c++) planes[c] += planes[c - 1];
+    long nlo = (p1 - p0) / 2;
+    double target = (double)total * (double)nlo / (double)(p1 - p0);
+    long cut = lo[d], below = 0;
+    while (cut < hi[d] && fabs((double)(below + planes[cut]) - target) <= fabs((double)below - target))
+      below += planes[cut++];
+    if (rank < p0 + nlo) {
+      hi[d] = cut;
+      p1 = p0 + nlo;
+    } else {
+      lo[d] = cut;
+      p0 += nlo;
+    }
+  }
+  free(planes);
+  long n = 0;
+  for (long iz = lo[2]; iz < hi[2]; iz++)
+    for (long iy = lo[1]; iy < hi[1]; iy++) n += lattice_row_sites(lat, lo[0], hi[0], iy, iz);
+  return n;
+}
+
+/* Generates the block's sites, row by row (runs of consecutive ids along x). */
+static int generate_block(const dem_scenario_t *sc, const dem_lattice_t *lat, const long lo[3], const long hi[3],
+                          dem_particles_t *p)
+{
+  for (long iz = lo[2]; iz < hi[2]; iz++)
+    for (long iy = lo[1]; iy < hi[1]; iy++) {
+      long len = lattice_row_sites(lat, lo[0], hi[0], iy, iz);
+      if (len > 0 && dem_packing_generate(sc, lat, lat->nx * (iy + lat->ny * iz) + lo[0], len, p)) return -1;
+    }
+  return 0;
+}
+
 /* Brings velocities and particles to the host, then writes one frame of DIR/name.h5. */
 static int write_particles(dem_sim_t *sim, const char *name, int create, char *err, size_t errlen)
 {
@@ -108,6 +183,13 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   if (dem_scenario_lattice(sc, &lat, err, errlen)) return -1;
   sim->total_particles = lat.count;
   long first = lat.count * sim->rank / sim->ranks, last = lat.count * (sim->rank + 1) / sim->ranks;
+  long lo[3], hi[3], block = 0;
+  if (!(cli && cli->restart) && sim->ranks > 1) {
+    block = lattice_block(&lat, sim->rank, sim->ranks, lo, hi);
+    if (block < 0) return fail(err, errlen, "out of memory");
+    first = 0;
+    last = block;
+  }
   sim->p = dem_particles_create((size_t)(last - first) + 16);
   if (!sim->p) return fail(err, errlen, "out of memory for %ld particles", last - first);
   double *weights = calloc((size_t)sim->ranks, sizeof *weights);
@@ -118,7 +200,8 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
       free(weights);
       return rc;
     }
-  } else if (dem_packing_generate(sc, &lat, first, last - first, sim->p)) {
+  } else if (sim->ranks > 1 ? generate_block(sc, &lat, lo, hi, sim->p)
+                              : dem_packing_generate(sc, &lat, first, last - first, sim->p)) {
     free(weights);
     return fail(err, errlen, "out of memory generating %ld particles", last - first);
   }
