@@ -66,7 +66,6 @@ struct dem_ghosts {
   size_t pairs_cap;
   size_t *perm;
   size_t perm_cap;
-  dem_particles_t *scratch;
   double *bboxes;      /* 6 per rank: lo[3], hi[3] of its owned particles */
   size_t bboxes_cap;
   double comm_time;    /* s, MPI time of the per-step exchanges */
@@ -139,7 +138,6 @@ void dem_ghosts_destroy(dem_ghosts_t **gp)
   free(g->pairs);
   free(g->perm);
   free(g->bboxes);
-  dem_particles_destroy(&g->scratch);
   dem_parallel_xchg_destroy(&g->xchg);
   free(g);
   *gp = NULL;
@@ -162,14 +160,8 @@ static int move_border_last(dem_ghosts_t *g, dem_particles_t *p, const char *bor
   for (size_t i = 0; i < n && identity; i++) identity = g->perm[i] == i;
   *moved = !identity;
   if (identity) return 0;
-  if (!g->scratch || g->scratch->cap < n) {
-    dem_particles_destroy(&g->scratch);
-    g->scratch = dem_particles_create(n + n / 4 + 16);
-    if (!g->scratch) return -1;
-  }
-  for (size_t i = 0; i < n; i++) dem_particles_copy_one(g->scratch, i, p, g->perm[i]);
-  for (size_t i = 0; i < n; i++) dem_particles_copy_one(p, i, g->scratch, i);
-  return 0;
+  /* in place, one field at a time: a second store would double the peak memory */
+  return dem_particles_permute(p, g->perm, n);
 }
 
 /* 1 when x lies within `reach` of the box {lo[3], hi[3]} along every axis (an empty box,
