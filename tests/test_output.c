@@ -12,30 +12,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "plain_testing.h"
+
 static const char *demsim;
 static char dir[256];
 static const long N = 1000, STEPS = 60, EVERY = 20;
 static const double DT = 1e-8, G = 9.81;
 
-static int run(const char *cmd, char *out, size_t len)
-{
-  FILE *p = popen(cmd, "r");
-  if (!p) return -1;
-  size_t n = fread(out, 1, len - 1, p);
-  out[n] = '\0';
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define run dem_plain_run
 
 static int suite_init(void)
 {
-  snprintf(dir, sizeof dir, "/tmp/demsim-output-XXXXXX");
-  if (!mkdtemp(dir)) return -1;
+  if (dem_plain_tmpdir(dir, sizeof dir, "output")) return -1;
   char cfg[512], cmd[2048], out[8192];
   snprintf(cfg, sizeof cfg, "%s/s.cfg", dir);
   FILE *f = fopen(cfg, "w");
   if (!f) return -1;
-  const char *src = getenv("DEMSIM_SOURCE_DIR") ? getenv("DEMSIM_SOURCE_DIR") : DEMSIM_SOURCE_DIR;
+  const char *src = dem_plain_source_dir();
   fprintf(f, "name = \"output-test\";\nproblem = { particles = %ld; diameter_ratio = 0.99; };\n"
              "time = { dt = %g; steps = %ld; };\noutput = { snapshot_every = %ld; metrics_every = 10; };\n"
              "platform = { file = \"%s/platforms/openstack.xml\"; hosts = [\"n1-cn6700-4\"]; };\n",
@@ -47,12 +40,7 @@ static int suite_init(void)
   return rc;
 }
 
-static int suite_clean(void)
-{
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+static int suite_clean(void) { return dem_plain_rmdir(dir); }
 
 static void test_summary_fields(void)
 {
@@ -188,11 +176,5 @@ int main(int argc, char **argv)
     {"metrics.csv has a row per interval", test_metrics_csv},
     CU_TEST_INFO_NULL};
   static CU_SuiteInfo suites[] = {{"outputs", suite_init, suite_clean, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
-  CU_initialize_registry();
-  CU_register_suites(suites);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  return dem_plain_main(suites);
 }

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plain_testing.h"
+
 static const char *demsim;
 static char dir[256], cfg[512];
 
@@ -20,12 +22,7 @@ static int run(const char *args, char *out, size_t len)
 {
   char cmd[2048];
   snprintf(cmd, sizeof cmd, "%s run %s %s --quiet 2>&1", demsim, cfg, args);
-  FILE *p = popen(cmd, "r");
-  if (!p) return -1;
-  size_t n = fread(out, 1, len - 1, p);
-  out[n] = '\0';
-  int st = pclose(p);
-  int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  int rc = dem_plain_run(cmd, out, len);
   if (rc != 0) printf("\n  demsim %s -> %d: %s\n", args, rc, out);
   return rc;
 }
@@ -173,12 +170,11 @@ static void test_killed_run_leaves_a_whole_checkpoint(void)
 
 static int suite_init(void)
 {
-  snprintf(dir, sizeof dir, "/tmp/demsim-restart-XXXXXX");
-  if (!mkdtemp(dir)) return -1;
+  if (dem_plain_tmpdir(dir, sizeof dir, "restart")) return -1;
   snprintf(cfg, sizeof cfg, "%s/s.cfg", dir);
   FILE *f = fopen(cfg, "w");
   if (!f) return -1;
-  const char *src = getenv("DEMSIM_SOURCE_DIR") ? getenv("DEMSIM_SOURCE_DIR") : DEMSIM_SOURCE_DIR;
+  const char *src = dem_plain_source_dir();
   /* in contact, so that springs and the contact history matter; repartitions in between */
   fprintf(f, "name = \"restart-test\";\nproblem = { particles = 3000; diameter_ratio = 1.001; };\n"
              "run = { policy = \"RW\"; repartition_every = 30; };\n"
@@ -190,12 +186,7 @@ static int suite_init(void)
   return 0;
 }
 
-static int suite_clean(void)
-{
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+static int suite_clean(void) { return dem_plain_rmdir(dir); }
 
 int main(int argc, char **argv)
 {
@@ -208,11 +199,5 @@ int main(int argc, char **argv)
     {"a killed run leaves a whole checkpoint", test_killed_run_leaves_a_whole_checkpoint},
     CU_TEST_INFO_NULL};
   static CU_SuiteInfo suites[] = {{"restart", suite_init, suite_clean, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
-  CU_initialize_registry();
-  CU_register_suites(suites);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  return dem_plain_main(suites);
 }

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "plain_testing.h"
+
 static const char *demsim;
 static char dir[256], cfg[512];
 
@@ -20,12 +22,7 @@ static int run(const char *args, char *out, size_t len)
 {
   char cmd[2048];
   snprintf(cmd, sizeof cmd, "%s run %s %s --quiet 2>&1", demsim, cfg, args);
-  FILE *p = popen(cmd, "r");
-  if (!p) return -1;
-  size_t n = fread(out, 1, len - 1, p);
-  out[n] = '\0';
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return dem_plain_run(cmd, out, len);
 }
 
 static void test_blow_up_is_caught(void)
@@ -93,12 +90,11 @@ static void test_same_scenario_twice_same_summary(void)
 
 static int suite_init(void)
 {
-  snprintf(dir, sizeof dir, "/tmp/demsim-safety-XXXXXX");
-  if (!mkdtemp(dir)) return -1;
+  if (dem_plain_tmpdir(dir, sizeof dir, "safety")) return -1;
   snprintf(cfg, sizeof cfg, "%s/s.cfg", dir);
   FILE *f = fopen(cfg, "w");
   if (!f) return -1;
-  const char *src = getenv("DEMSIM_SOURCE_DIR") ? getenv("DEMSIM_SOURCE_DIR") : DEMSIM_SOURCE_DIR;
+  const char *src = dem_plain_source_dir();
   fprintf(f, "name = \"safety-test\";\nproblem = { particles = 3000; diameter_ratio = 1.001; };\n"
              "platform = { file = \"%s/platforms/openstack.xml\"; "
              "hosts = [\"n1-cn6700-2a\", \"n2-cn6700-2a\", \"n3-cn6700-4\"]; };\n"
@@ -109,12 +105,7 @@ static int suite_init(void)
   return 0;
 }
 
-static int suite_clean(void)
-{
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  return system(cmd) == 0 ? 0 : -1;
-}
+static int suite_clean(void) { return dem_plain_rmdir(dir); }
 
 int main(int argc, char **argv)
 {
@@ -125,11 +116,5 @@ int main(int argc, char **argv)
     {"the same scenario twice gives the same summary.json", test_same_scenario_twice_same_summary},
     CU_TEST_INFO_NULL};
   static CU_SuiteInfo suites[] = {{"safety", suite_init, suite_clean, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
-  CU_initialize_registry();
-  CU_register_suites(suites);
-  CU_basic_set_mode(CU_BRM_VERBOSE);
-  CU_basic_run_tests();
-  int failed = (int)(CU_get_number_of_failures() + CU_get_number_of_suites_failed());
-  CU_cleanup_registry();
-  return failed ? 1 : 0;
+  return dem_plain_main(suites);
 }
