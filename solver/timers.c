@@ -5,8 +5,7 @@
 #include "parallel.h"
 
 static const char *names[DEM_T_COUNT] = {
-  "total", "  repartition", "  ghosts", "    wait", "  compute", "    search", "    forces",
-  "    boundaries", "    external", "    integrate", "  output"};
+  "total", "  repartition", "  ghosts", "    wait", "  compute", "    search", "    forces", "    integrate", "  output"};
 
 void dem_timers_reset(dem_timers_t *t) { memset(t, 0, sizeof *t); }
 void dem_timer_start(dem_timers_t *t, dem_timer_t h) { t->start[h] = dem_parallel_wtime(); }

@@ -12,9 +12,7 @@ typedef enum dem_timer {
   DEM_T_WAIT,         /*     blocked waiting for the neighbours' ghosts */
   DEM_T_COMPUTE,      /*   the rank's own DEM computations (its load L_i) */
   DEM_T_SEARCH,       /*     contact search + history */
-  DEM_T_FORCES,       /*     contact forces and moments */
-  DEM_T_BOUNDARIES,   /*     walls */
-  DEM_T_EXTERNAL,     /*     gravity */
+  DEM_T_FORCES,       /*     contact forces and moments, walls, gravity */
   DEM_T_INTEGRATE,    /*     velocity Verlet */
   DEM_T_OUTPUT,       /*   snapshots and metrics */
   DEM_T_COUNT

@@ -40,18 +40,14 @@ static int forces_at_current_positions(dem_sim_t *sim, int search, char *err, un
     sim->searches++;
     dem_timer_stop(t, DEM_T_SEARCH);
   }
+  /* contacts, walls and gravity: on OpenCL one fused kernel, launched when the last of the
+   * three is requested, so they share one timer */
   dem_timer_start(t, DEM_T_FORCES);
   TRY(dem_engine_forces(sim->engine), "contact forces");
-  TRY(dem_engine_finish(sim->engine), "contact forces");
-  dem_timer_stop(t, DEM_T_FORCES);
-  dem_timer_start(t, DEM_T_BOUNDARIES);
   TRY(dem_engine_boundaries(sim->engine), "boundaries");
-  TRY(dem_engine_finish(sim->engine), "boundaries");
-  dem_timer_stop(t, DEM_T_BOUNDARIES);
-  dem_timer_start(t, DEM_T_EXTERNAL);
   TRY(dem_engine_external(sim->engine), "external force");
-  TRY(dem_engine_finish(sim->engine), "external force");
-  dem_timer_stop(t, DEM_T_EXTERNAL);
+  TRY(dem_engine_finish(sim->engine), "forces");
+  dem_timer_stop(t, DEM_T_FORCES);
   dem_timer_stop(t, DEM_T_COMPUTE);
   return 0;
 }
