@@ -1,5 +1,6 @@
 /* Command-line parsing with getopt_long: every option is in `options[]` and in the help. */
 #include "cli.h"
+#include "error.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -8,14 +9,6 @@
 
 #include "scenario.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 void dem_cli_print_help(void *stream)
 {
@@ -69,10 +62,10 @@ static int parse_options(int argc, char **argv, dem_cli_t *cli, char *err, size_
     for (size_t i = 0; i < sizeof shortcuts / sizeof shortcuts[0]; i++)
       if (shortcuts[i].opt == c) key = shortcuts[i].key;
     if (key || c == 'S') {
-      if (cli->n_sets >= DEM_CLI_MAX_SETS) return fail(err, errlen, "too many overrides (at most %d)", DEM_CLI_MAX_SETS);
+      if (cli->n_sets >= DEM_CLI_MAX_SETS) return dem_fail(err, errlen, "too many overrides (at most %d)", DEM_CLI_MAX_SETS);
       int n = key ? snprintf(cli->sets[cli->n_sets], sizeof cli->sets[0], "%s=%s", key, optarg)
                   : snprintf(cli->sets[cli->n_sets], sizeof cli->sets[0], "%s", optarg);
-      if (n < 0 || (size_t)n >= sizeof cli->sets[0]) return fail(err, errlen, "option value too long: %s", optarg);
+      if (n < 0 || (size_t)n >= sizeof cli->sets[0]) return dem_fail(err, errlen, "option value too long: %s", optarg);
       cli->n_sets++;
       continue;
     }
@@ -82,8 +75,8 @@ static int parse_options(int argc, char **argv, dem_cli_t *cli, char *err, size_
     case 'D': cli->dry_run = 1; break;
     case 'h': cli->command = DEM_CMD_HELP; return 1;
     case 'V': cli->command = DEM_CMD_VERSION; return 1;
-    case ':': return fail(err, errlen, "option %s needs a value (see demsim --help)", argv[optind - 1]);
-    default: return fail(err, errlen, "unknown option '%s' (see demsim --help)", argv[optind - 1]);
+    case ':': return dem_fail(err, errlen, "option %s needs a value (see demsim --help)", argv[optind - 1]);
+    default: return dem_fail(err, errlen, "unknown option '%s' (see demsim --help)", argv[optind - 1]);
     }
   }
   return 0;
@@ -94,15 +87,15 @@ int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errle
   memset(cli, 0, sizeof *cli);
   int rc = parse_options(argc, argv, cli, err, errlen);
   if (rc) return rc < 0 ? -1 : 0;
-  if (optind >= argc) return fail(err, errlen, "no command given (expected: run SCENARIO, keys, --help)");
+  if (optind >= argc) return dem_fail(err, errlen, "no command given (expected: run SCENARIO, keys, --help)");
   const char *cmd = argv[optind++];
   if (strcmp(cmd, "keys") == 0 || strcmp(cmd, "help") == 0) {
     cli->command = cmd[0] == 'k' ? DEM_CMD_KEYS : DEM_CMD_HELP;
     return 0;
   }
-  if (strcmp(cmd, "run") != 0) return fail(err, errlen, "unknown command '%s' (expected: run SCENARIO, keys, --help)", cmd);
+  if (strcmp(cmd, "run") != 0) return dem_fail(err, errlen, "unknown command '%s' (expected: run SCENARIO, keys, --help)", cmd);
   cli->command = DEM_CMD_RUN;
-  if (optind >= argc) return fail(err, errlen, "run: expected a scenario file (e.g. scenarios/default.cfg)");
+  if (optind >= argc) return dem_fail(err, errlen, "run: expected a scenario file (e.g. scenarios/default.cfg)");
   cli->scenario = argv[optind++];
   /* options may also follow the scenario: parse the rest as a new argument vector */
   int rest = argc - optind + 1;
@@ -110,7 +103,7 @@ int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errle
   if (rest > 1) {
     rc = parse_options(rest, argv2, cli, err, errlen);
     if (rc) return rc < 0 ? -1 : 0;
-    if (optind < rest) return fail(err, errlen, "unexpected argument '%s' (see demsim --help)", argv2[optind]);
+    if (optind < rest) return dem_fail(err, errlen, "unexpected argument '%s' (see demsim --help)", argv2[optind]);
   }
   return 0;
 }

@@ -19,6 +19,7 @@
  * angular velocities (9 doubles each, copied bit for bit). Buffers and the request table are
  * sized at registration and reused until the next one. */
 #include "ghosts.h"
+#include "error.h"
 
 #include <float.h>
 #include <stdarg.h>
@@ -71,14 +72,6 @@ struct dem_ghosts {
   double comm_time;    /* s, MPI time of the per-step exchanges */
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 /* grows *buf to hold at least n elements of `size` bytes; 0 or -1 */
 static int grow(void **buf, size_t *cap, size_t n, size_t size)
@@ -96,7 +89,7 @@ dem_ghosts_t *dem_ghosts_create(dem_sim_t *sim, char *err, size_t errlen)
 {
   dem_ghosts_t *g = calloc(1, sizeof *g);
   if (!g) {
-    fail(err, errlen, "out of memory (ghosts)");
+    dem_fail(err, errlen, "out of memory (ghosts)");
     return NULL;
   }
   g->rank = sim->rank;
@@ -114,7 +107,7 @@ dem_ghosts_t *dem_ghosts_create(dem_sim_t *sim, char *err, size_t errlen)
   if (!g->to_rank || !g->to_first || !g->to_count || !g->from_rank || !g->from_first || !g->from_count ||
       !g->count_to || !g->count_from || !g->xchg) {
     dem_ghosts_destroy(&g);
-    fail(err, errlen, "out of memory (ghosts)");
+    dem_fail(err, errlen, "out of memory (ghosts)");
     return NULL;
   }
   return g;
@@ -182,12 +175,12 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
   /* everything, not only what the decision needs: dem_engine_resize below may rebuild the
    * device buffers from the host arrays */
   if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
-    return fail(err, errlen, "ghost registration: device -> host: %s", dem_engine_error(sim->engine));
+    return dem_fail(err, errlen, "ghost registration: device -> host: %s", dem_engine_error(sim->engine));
 
   /* the layer, and how far owned particles strayed out of their part's box */
   double lo[3], hi[3];
   if (dem_partition_part_box(sim->partition, me, lo, hi))
-    return fail(err, errlen, "ghost registration: no RCB box for part %d", me);
+    return dem_fail(err, errlen, "ghost registration: no RCB box for part %d", me);
   double mx[2] = {0.0, 0.0}; /* r_max, drift */
   for (size_t i = 0; i < p->n; i++) {
     if (p->radius[i] > mx[0]) mx[0] = p->radius[i];
@@ -213,7 +206,7 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
       if (x > bb[3 + a]) bb[3 + a] = x;
     }
   if (grow((void **)&g->bboxes, &g->bboxes_cap, 6 * (size_t)g->ranks, sizeof(double)))
-    return fail(err, errlen, "ghost registration: out of memory");
+    return dem_fail(err, errlen, "ghost registration: out of memory");
   dem_parallel_allgather_double(bb, 6, g->bboxes);
 
   /* destinations of every owned particle */
@@ -279,7 +272,7 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
   }
   free(old_to_new);
   dem_parallel_max_int(&bad, 1);
-  if (bad) return fail(err, errlen, bad == 2 ? "ghost registration: Zoltan box assignment failed"
+  if (bad) return dem_fail(err, errlen, bad == 2 ? "ghost registration: Zoltan box assignment failed"
                                               : "ghost registration: out of memory");
 
   /* who sends me how many */
@@ -301,7 +294,7 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
       (p->n + n_ghost > p->cap && dem_particles_reserve(p, p->n + n_ghost + (p->n + n_ghost) / 8 + 16)))
     bad = 1;
   dem_parallel_max_int(&bad, 1);
-  if (bad) return fail(err, errlen, "ghost registration: out of memory for %zu ghosts", n_ghost);
+  if (bad) return dem_fail(err, errlen, "ghost registration: out of memory for %zu ghosts", n_ghost);
 
   for (int k = 0; k < g->n_from; k++)
     if (dem_parallel_xchg_recv(g->xchg, g->recv_buf + REG_DOUBLES * g->from_first[k],
@@ -322,7 +315,7 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
       bad = 1;
   dem_parallel_xchg_wait(g->xchg);
   dem_parallel_max_int(&bad, 1);
-  if (bad) return fail(err, errlen, "ghost registration: a message exceeds the MPI count limit");
+  if (bad) return dem_fail(err, errlen, "ghost registration: a message exceeds the MPI count limit");
 
   for (size_t q = 0; q < n_ghost; q++) {
     size_t i = p->n + q;
@@ -346,7 +339,7 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
   /* owned particles: only when they changed place (the device holds them otherwise) */
   if (dem_engine_resize(sim->engine) || (moved && dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n)) ||
       (n_ghost > 0 && dem_engine_push(sim->engine, DEM_F_ALL, p->n, n_ghost)))
-    return fail(err, errlen, "ghost registration: host -> device: %s", dem_engine_error(sim->engine));
+    return dem_fail(err, errlen, "ghost registration: host -> device: %s", dem_engine_error(sim->engine));
   return 0;
 }
 
@@ -371,7 +364,7 @@ int dem_ghosts_exchange(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errle
   dem_particles_t *p = sim->p;
   if (g->n_border > 0 &&
       dem_engine_pull(sim->engine, DEM_F_POS | DEM_F_VEL | DEM_F_OMEGA, p->n - g->n_border, g->n_border))
-    return fail(err, errlen, "ghost exchange: device -> host: %s", dem_engine_error(sim->engine));
+    return dem_fail(err, errlen, "ghost exchange: device -> host: %s", dem_engine_error(sim->engine));
 
   double t0 = dem_parallel_wtime();
   int bad = 0;
@@ -394,7 +387,7 @@ int dem_ghosts_exchange(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errle
   dem_parallel_xchg_wait(g->xchg);
   dem_timer_stop(&sim->timers, DEM_T_WAIT);
   g->comm_time += (t1 - t0) + (dem_parallel_wtime() - t2);
-  if (bad) return fail(err, errlen, "ghost exchange: a message exceeds the MPI count limit");
+  if (bad) return dem_fail(err, errlen, "ghost exchange: a message exceeds the MPI count limit");
 
   for (size_t q = 0; q < g->n_ghost; q++) {
     size_t i = p->n + q;
@@ -407,7 +400,7 @@ int dem_ghosts_exchange(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errle
                   .bytes = (double)sizeof(double) * STATE_DOUBLES * (double)(g->to_total + g->n_ghost)};
   dem_clock_charge(&w);
   if (g->n_ghost > 0 && dem_engine_push(sim->engine, DEM_F_POS | DEM_F_VEL | DEM_F_OMEGA, p->n, g->n_ghost))
-    return fail(err, errlen, "ghost exchange: host -> device: %s", dem_engine_error(sim->engine));
+    return dem_fail(err, errlen, "ghost exchange: host -> device: %s", dem_engine_error(sim->engine));
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "output.h"
+#include "error.h"
 
 #include <hdf5.h>
 #include <stdarg.h>
@@ -9,14 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static int write_dataset(hid_t group, const char *name, hid_t type, int rank, const hsize_t *dims, const void *data)
 {
@@ -77,7 +70,7 @@ static int write_xdmf(const char *base, hid_t file, char *err, size_t errlen)
   const char *slash = strrchr(base, '/');
   snprintf(h5name, sizeof h5name, "%s.h5", slash ? slash + 1 : base);
   FILE *f = fopen(tmp, "w");
-  if (!f) return fail(err, errlen, "%s: cannot write", tmp);
+  if (!f) return dem_fail(err, errlen, "%s: cannot write", tmp);
   fprintf(f, "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"2.1\">\n<Domain>\n"
              "<Grid Name=\"particles\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
   H5G_info_t info;
@@ -118,8 +111,8 @@ static int write_xdmf(const char *base, hid_t file, char *err, size_t errlen)
     fprintf(f, " </Grid>\n");
   }
   fprintf(f, "</Grid>\n</Domain>\n</Xdmf>\n");
-  if (fclose(f)) return fail(err, errlen, "%s: write failed", tmp);
-  if (rename(tmp, xmf)) return fail(err, errlen, "%s: cannot rename to %s", tmp, xmf);
+  if (fclose(f)) return dem_fail(err, errlen, "%s: write failed", tmp);
+  if (rename(tmp, xmf)) return dem_fail(err, errlen, "%s: cannot rename to %s", tmp, xmf);
   return 0;
 }
 
@@ -131,12 +124,12 @@ int dem_output_write_frame(const char *base, const dem_output_frame_t *fr, int c
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   /* work on a copy, then rename: a run killed while writing leaves the previous file whole */
   if (!create && access(path, R_OK) == 0) {
-    if (copy_file(path, tmp)) return fail(err, errlen, "%s: cannot copy to %s", path, tmp);
+    if (copy_file(path, tmp)) return dem_fail(err, errlen, "%s: cannot copy to %s", path, tmp);
   } else {
     create = 1;
   }
   hid_t file = create ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) : H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT);
-  if (file < 0) return fail(err, errlen, "%s: HDF5 cannot create/open it", tmp);
+  if (file < 0) return dem_fail(err, errlen, "%s: HDF5 cannot create/open it", tmp);
   char gname[32];
   snprintf(gname, sizeof gname, "Step%06ld", fr->step);
   if (H5Lexists(file, gname, H5P_DEFAULT) > 0) H5Ldelete(file, gname, H5P_DEFAULT);
@@ -159,12 +152,12 @@ int dem_output_write_frame(const char *base, const dem_output_frame_t *fr, int c
   if (g >= 0) H5Gclose(g);
   if (rc == 0) rc = write_xdmf(base, file, err, errlen) ? -2 : 0;
   if (H5Fclose(file) < 0 && rc == 0) rc = -1;
-  if (rc == -1) fail(err, errlen, "%s: HDF5 write failed", tmp);
+  if (rc == -1) dem_fail(err, errlen, "%s: HDF5 write failed", tmp);
   if (rc) {
     unlink(tmp);
     return -1;
   }
-  if (rename(tmp, path)) return fail(err, errlen, "%s: cannot rename to %s", tmp, path);
+  if (rename(tmp, path)) return dem_fail(err, errlen, "%s: cannot rename to %s", tmp, path);
   return 0;
 }
 
@@ -202,7 +195,7 @@ int dem_output_checkpoint_create(const char *path, const dem_checkpoint_header_t
 {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (file < 0) return fail(err, errlen, "%s: HDF5 cannot create it", path);
+  if (file < 0) return dem_fail(err, errlen, "%s: HDF5 cannot create it", path);
   int rc = 0;
   rc |= write_attr(file, "Step", H5T_NATIVE_LONG, &h->step);
   rc |= write_attr(file, "Particles", H5T_NATIVE_LONG, &h->total);
@@ -233,7 +226,7 @@ int dem_output_checkpoint_create(const char *path, const dem_checkpoint_header_t
   if (grp < 0) rc = -1;
   else H5Gclose(grp);
   if (H5Fclose(file) < 0) rc = -1;
-  return rc ? fail(err, errlen, "%s: HDF5 write failed", path) : 0;
+  return rc ? dem_fail(err, errlen, "%s: HDF5 write failed", path) : 0;
 }
 
 /* Reads or writes rows [offset, offset + n) of every particle field. */
@@ -242,7 +235,7 @@ static int ckpt_rows(const char *path, int writing, long offset, long n, const d
 {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   hid_t file = H5Fopen(path, writing ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) return fail(err, errlen, "%s: HDF5 cannot open it", path);
+  if (file < 0) return dem_fail(err, errlen, "%s: HDF5 cannot open it", path);
   int rc = 0;
   for (size_t f = 0; f < N_CKPT_FIELDS && rc == 0 && n > 0; f++) {
     const ckpt_field_t *cf = &ckpt_fields[f];
@@ -250,14 +243,14 @@ static int ckpt_rows(const char *path, int writing, long offset, long n, const d
     snprintf(name, sizeof name, "Particles/%s", cf->name);
     hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
     if (d < 0) {
-      rc = fail(err, errlen, "%s: dataset /%s is missing (not a demsim checkpoint?)", path, name);
+      rc = dem_fail(err, errlen, "%s: dataset /%s is missing (not a demsim checkpoint?)", path, name);
       break;
     }
     hid_t fs = H5Dget_space(d);
     hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, cf->width}, dims[2] = {0, 0};
     H5Sget_simple_extent_dims(fs, dims, NULL);
     if (dims[1] != cf->width || (hsize_t)(offset + n) > dims[0]) {
-      rc = fail(err, errlen, "%s: dataset /%s has shape %llu x %llu, expected rows up to %ld x %zu", path, name,
+      rc = dem_fail(err, errlen, "%s: dataset /%s has shape %llu x %llu, expected rows up to %ld x %zu", path, name,
                 (unsigned long long)dims[0], (unsigned long long)dims[1], offset + n, cf->width);
     } else {
       H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
@@ -266,13 +259,13 @@ static int ckpt_rows(const char *path, int writing, long offset, long n, const d
       size_t elem = cf->is_int ? sizeof(int32_t) : sizeof(double);
       char *base = (char *)field_ptr(p, cf) + first_local * cf->width * elem;
       herr_t e = writing ? H5Dwrite(d, type, ms, fs, H5P_DEFAULT, base) : H5Dread(d, type, ms, fs, H5P_DEFAULT, base);
-      if (e < 0) rc = fail(err, errlen, "%s: HDF5 %s of /%s failed", path, writing ? "write" : "read", name);
+      if (e < 0) rc = dem_fail(err, errlen, "%s: HDF5 %s of /%s failed", path, writing ? "write" : "read", name);
       H5Sclose(ms);
     }
     H5Sclose(fs);
     H5Dclose(d);
   }
-  if (H5Fclose(file) < 0 && rc == 0) rc = fail(err, errlen, "%s: HDF5 close failed", path);
+  if (H5Fclose(file) < 0 && rc == 0) rc = dem_fail(err, errlen, "%s: HDF5 close failed", path);
   return rc;
 }
 
@@ -305,10 +298,10 @@ int dem_output_checkpoint_read_header(const char *path, dem_checkpoint_header_t 
 {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   memset(h, 0, sizeof *h);
-  if (access(path, R_OK)) return fail(err, errlen, "%s: cannot read the restart file", path);
-  if (H5Fis_hdf5(path) <= 0) return fail(err, errlen, "%s: not an HDF5 file (expected a demsim checkpoint)", path);
+  if (access(path, R_OK)) return dem_fail(err, errlen, "%s: cannot read the restart file", path);
+  if (H5Fis_hdf5(path) <= 0) return dem_fail(err, errlen, "%s: not an HDF5 file (expected a demsim checkpoint)", path);
   hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) return fail(err, errlen, "%s: HDF5 cannot open it", path);
+  if (file < 0) return dem_fail(err, errlen, "%s: HDF5 cannot open it", path);
   int rc = 0, max_nbr = 0;
   rc |= read_attr(file, "Step", H5T_NATIVE_LONG, &h->step);
   rc |= read_attr(file, "Particles", H5T_NATIVE_LONG, &h->total);
@@ -322,11 +315,11 @@ int dem_output_checkpoint_read_header(const char *path, dem_checkpoint_header_t 
   rc |= read_attr(file, "MaxNeighbors", H5T_NATIVE_INT, &max_nbr);
   if (rc) {
     H5Fclose(file);
-    return fail(err, errlen, "%s: not a demsim checkpoint (attributes Step, Particles, Ranks, ... missing)", path);
+    return dem_fail(err, errlen, "%s: not a demsim checkpoint (attributes Step, Particles, Ranks, ... missing)", path);
   }
   if (max_nbr != DEM_MAX_NEIGHBORS) {
     H5Fclose(file);
-    return fail(err, errlen, "%s: written with %d contact slots per particle, this build has %d", path, max_nbr,
+    return dem_fail(err, errlen, "%s: written with %d contact slots per particle, this build has %d", path, max_nbr,
                 DEM_MAX_NEIGHBORS);
   }
   hid_t problem = H5Gopen2(file, "Problem", H5P_DEFAULT);
@@ -355,7 +348,7 @@ int dem_output_checkpoint_read(const char *path, long first, long count, dem_par
 {
   size_t base = p->n;
   if (dem_particles_reserve(p, base + (size_t)count + p->n_ghost))
-    return fail(err, errlen, "out of memory reading %ld particles", count);
+    return dem_fail(err, errlen, "out of memory reading %ld particles", count);
   if (ckpt_rows(path, 0, first, count, p, base, err, errlen)) return -1;
   /* slot partners are global ids; local indices are rebuilt by the next contact search */
   for (size_t i = base; i < base + (size_t)count; i++)

@@ -14,6 +14,7 @@
  * names MPI_COMM_WORLD (and nothing else of MPI); every other MPI call lives in parallel.c.
  * Zoltan is only created with more than one rank: a serial run has nothing to partition. */
 #include "partition.h"
+#include "error.h"
 
 #include <float.h>
 #include <stdarg.h>
@@ -55,14 +56,6 @@ struct dem_partition {
   int *procs;               /* one entry per rank, for Zoltan_LB_Box_Assign */
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 /* ---- Zoltan query callbacks: the owned particles ---------------------------------------- */
 
@@ -202,7 +195,7 @@ static void cb_unpack_multi(void *data, int ngid, int num, ZOLTAN_ID_PTR gids, i
 static int set_param(dem_partition_t *pt, const char *name, const char *value, char *err, size_t errlen)
 {
   if (Zoltan_Set_Param(pt->zz, name, value) != ZOLTAN_OK)
-    return fail(err, errlen, "Zoltan rejected parameter %s = %s", name, value);
+    return dem_fail(err, errlen, "Zoltan rejected parameter %s = %s", name, value);
   return 0;
 }
 
@@ -210,7 +203,7 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
 {
   dem_partition_t *pt = calloc(1, sizeof *pt);
   if (!pt) {
-    fail(err, errlen, "out of memory (partition)");
+    dem_fail(err, errlen, "out of memory (partition)");
     return NULL;
   }
   pt->sim = sim;
@@ -220,19 +213,19 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
 
   pt->procs = malloc((size_t)pt->ranks * sizeof *pt->procs);
   if (!pt->procs) {
-    fail(err, errlen, "out of memory (partition)");
+    dem_fail(err, errlen, "out of memory (partition)");
     free(pt);
     return NULL;
   }
   float version = 0;
   if (Zoltan_Initialize(0, NULL, &version) != ZOLTAN_OK) {
-    fail(err, errlen, "Zoltan_Initialize failed");
+    dem_fail(err, errlen, "Zoltan_Initialize failed");
     dem_partition_destroy(&pt);
     return NULL;
   }
   pt->zz = Zoltan_Create(MPI_COMM_WORLD);
   if (!pt->zz) {
-    fail(err, errlen, "Zoltan_Create failed");
+    dem_fail(err, errlen, "Zoltan_Create failed");
     dem_partition_destroy(&pt);
     return NULL;
   }
@@ -256,7 +249,7 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
           Zoltan_Set_Mid_Migrate_PP_Fn(pt->zz, cb_mid_migrate, pt) ||
           Zoltan_Set_Unpack_Obj_Multi_Fn(pt->zz, cb_unpack_multi, pt);
   if (bad) {
-    if (!err[0]) fail(err, errlen, "Zoltan rejected a query function");
+    if (!err[0]) dem_fail(err, errlen, "Zoltan rejected a query function");
     dem_partition_destroy(&pt);
     return NULL;
   }
@@ -283,7 +276,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   dem_particles_t *p = sim->p;
   pt->sim = sim;
   if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
-    return fail(err, errlen, "repartition: device -> host: %s", dem_engine_error(sim->engine));
+    return dem_fail(err, errlen, "repartition: device -> host: %s", dem_engine_error(sim->engine));
   p->n_ghost = 0; /* ghosts belong to the old decomposition */
 
   /* target part sizes: this rank states its own part's size (Zoltan gathers them) */
@@ -291,7 +284,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   float size = (float)weights[pt->rank];
   if (Zoltan_LB_Set_Part_Sizes(pt->zz, 1, -1, NULL, NULL, NULL) != ZOLTAN_OK ||
       Zoltan_LB_Set_Part_Sizes(pt->zz, 1, 1, &part, &idx, &size) != ZOLTAN_OK)
-    return fail(err, errlen, "Zoltan_LB_Set_Part_Sizes failed (weight %g for rank %d)", weights[pt->rank], pt->rank);
+    return dem_fail(err, errlen, "Zoltan_LB_Set_Part_Sizes failed (weight %g for rank %d)", weights[pt->rank], pt->rank);
 
   int changes = 0, ngid = 0, nlid = 0, nimp = 0, nexp = 0;
   ZOLTAN_ID_PTR igids = NULL, ilids = NULL, egids = NULL, elids = NULL;
@@ -305,7 +298,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   if (bad) {
     Zoltan_LB_Free_Part(&igids, &ilids, &iprocs, &iparts);
     Zoltan_LB_Free_Part(&egids, &elids, &eprocs, &eparts);
-    return fail(err, errlen, "Zoltan RCB failed (code %d on rank %d)", rc, pt->rank);
+    return dem_fail(err, errlen, "Zoltan RCB failed (code %d on rank %d)", rc, pt->rank);
   }
   pt->has_cuts = 1;
 
@@ -328,7 +321,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   Zoltan_LB_Free_Part(&egids, &elids, &eprocs, &eparts);
   bad = (rc != ZOLTAN_OK && rc != ZOLTAN_WARN) || pt->failed;
   dem_parallel_max_int(&bad, 1);
-  if (bad) return fail(err, errlen, "Zoltan_Migrate failed (code %d on rank %d%s)", rc, pt->rank,
+  if (bad) return dem_fail(err, errlen, "Zoltan_Migrate failed (code %d on rank %d%s)", rc, pt->rank,
                        pt->failed ? ": out of memory" : "");
 
   /* the records packed here and unpacked here, plus compacting the store */
@@ -338,7 +331,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   dem_clock_charge(&w);
 
   if (dem_engine_resize(sim->engine) || dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n))
-    return fail(err, errlen, "repartition: host -> device: %s", dem_engine_error(sim->engine));
+    return dem_fail(err, errlen, "repartition: host -> device: %s", dem_engine_error(sim->engine));
   return 0;
 }
 

@@ -6,6 +6,7 @@
  * `--set a.b=v` goes through the same table. Two keys are not scalars: `platform.hosts` (a
  * list of container names) and `stress` (a list of groups); they have their own readers. */
 #include "scenario.h"
+#include "error.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -91,14 +92,6 @@ static const char *list_keys_help[][2] = {
              "bytes = 2e9; start = 0.0; on = 0.0; off = 0.0; } )"},
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static const key_def_t *find_key(const char *path)
 {
@@ -160,9 +153,9 @@ static int store_number(dem_scenario_t *s, const key_def_t *k, double v, const c
 {
   if (!isfinite(v) || v < k->min || v > k->max || (k->min_open && v == k->min)) {
     if (k->min_open)
-      return fail(err, errlen, "%s: key '%s' = %g: expected a value > %g and <= %g %s", where, k->path, v, k->min,
+      return dem_fail(err, errlen, "%s: key '%s' = %g: expected a value > %g and <= %g %s", where, k->path, v, k->min,
                   k->max, k->unit);
-    return fail(err, errlen, "%s: key '%s' = %g: expected a value in [%g, %g] %s", where, k->path, v, k->min, k->max,
+    return dem_fail(err, errlen, "%s: key '%s' = %g: expected a value in [%g, %g] %s", where, k->path, v, k->min, k->max,
                 k->unit);
   }
   char *base = (char *)s + k->offset;
@@ -178,7 +171,7 @@ static int store_number(dem_scenario_t *s, const key_def_t *k, double v, const c
 static int store_string(dem_scenario_t *s, const key_def_t *k, const char *v, const char *where, char *err, size_t errlen)
 {
   if (strlen(v) >= k->size)
-    return fail(err, errlen, "%s: key '%s': expected at most %zu characters", where, k->path, k->size - 1);
+    return dem_fail(err, errlen, "%s: key '%s': expected at most %zu characters", where, k->path, k->size - 1);
   if (k->choices) {
     int ok = 0;
     const char *c = k->choices;
@@ -189,7 +182,7 @@ static int store_string(dem_scenario_t *s, const key_def_t *k, const char *v, co
       if (len == n && strncmp(c, v, n) == 0) ok = 1;
       c += len + (bar ? 1 : 0);
     }
-    if (!ok) return fail(err, errlen, "%s: key '%s' = \"%s\": expected one of %s", where, k->path, v, k->choices);
+    if (!ok) return dem_fail(err, errlen, "%s: key '%s' = \"%s\": expected one of %s", where, k->path, v, k->choices);
   }
   snprintf((char *)s + k->offset, k->size, "%s", v);
   return 0;
@@ -198,13 +191,13 @@ static int store_string(dem_scenario_t *s, const key_def_t *k, const char *v, co
 static int read_hosts(dem_scenario_t *s, config_setting_t *set, const char *where, char *err, size_t errlen)
 {
   if (config_setting_type(set) != CONFIG_TYPE_ARRAY && config_setting_type(set) != CONFIG_TYPE_LIST)
-    return fail(err, errlen, "%s: key 'platform.hosts': expected a list of host names [\"a\", \"b\"]", where);
+    return dem_fail(err, errlen, "%s: key 'platform.hosts': expected a list of host names [\"a\", \"b\"]", where);
   int n = config_setting_length(set);
-  if (n > DEM_MAX_HOSTS) return fail(err, errlen, "%s: key 'platform.hosts': at most %d hosts", where, DEM_MAX_HOSTS);
+  if (n > DEM_MAX_HOSTS) return dem_fail(err, errlen, "%s: key 'platform.hosts': at most %d hosts", where, DEM_MAX_HOSTS);
   for (int i = 0; i < n; i++) {
     const char *h = config_setting_get_string_elem(set, i);
     if (!h || !*h || strlen(h) >= DEM_NAME_MAX)
-      return fail(err, errlen, "%s: key 'platform.hosts' item %d: expected a non-empty host name (string)", where, i);
+      return dem_fail(err, errlen, "%s: key 'platform.hosts' item %d: expected a non-empty host name (string)", where, i);
     snprintf(s->hosts[i], DEM_NAME_MAX, "%s", h);
   }
   s->n_hosts = n;
@@ -214,15 +207,15 @@ static int read_hosts(dem_scenario_t *s, config_setting_t *set, const char *wher
 static int read_stress(dem_scenario_t *s, config_setting_t *set, const char *file, char *err, size_t errlen)
 {
   if (config_setting_type(set) != CONFIG_TYPE_LIST)
-    return fail(err, errlen, "%s:%d: key 'stress': expected a list of groups ( { host = ...; kind = ...; } )", file,
+    return dem_fail(err, errlen, "%s:%d: key 'stress': expected a list of groups ( { host = ...; kind = ...; } )", file,
                 config_setting_source_line(set));
   int n = config_setting_length(set);
-  if (n > DEM_MAX_STRESS) return fail(err, errlen, "%s: key 'stress': at most %d entries", file, DEM_MAX_STRESS);
+  if (n > DEM_MAX_STRESS) return dem_fail(err, errlen, "%s: key 'stress': at most %d entries", file, DEM_MAX_STRESS);
   for (int i = 0; i < n; i++) {
     config_setting_t *g = config_setting_get_elem(set, i);
     int line = config_setting_source_line(g);
     if (config_setting_type(g) != CONFIG_TYPE_GROUP)
-      return fail(err, errlen, "%s:%d: key 'stress' item %d: expected a group { host = ...; kind = ...; }", file, line, i);
+      return dem_fail(err, errlen, "%s:%d: key 'stress' item %d: expected a group { host = ...; kind = ...; }", file, line, i);
     dem_stress_t *st = &s->stress[i];
     memset(st, 0, sizeof *st);
     st->workers = 1;
@@ -233,21 +226,21 @@ static int read_stress(dem_scenario_t *s, config_setting_t *set, const char *fil
       int ok = 0;
       for (size_t q = 0; q < sizeof known / sizeof known[0]; q++) ok |= strcmp(name, known[q]) == 0;
       if (!ok)
-        return fail(err, errlen, "%s:%d: unknown key 'stress.[%d].%s' (expected host, kind, workers, bytes, start, on, off)",
+        return dem_fail(err, errlen, "%s:%d: unknown key 'stress.[%d].%s' (expected host, kind, workers, bytes, start, on, off)",
                     file, line, i, name);
     }
     const char *host = NULL, *kind = NULL;
     if (!config_setting_lookup_string(g, "host", &host) || !*host || strlen(host) >= sizeof st->host)
-      return fail(err, errlen, "%s:%d: key 'stress.[%d].host': expected the name of a container host", file, line, i);
+      return dem_fail(err, errlen, "%s:%d: key 'stress.[%d].host': expected the name of a container host", file, line, i);
     snprintf(st->host, sizeof st->host, "%s", host);
     if (!config_setting_lookup_string(g, "kind", &kind) || (strcmp(kind, "vm") && strcmp(kind, "cpu")))
-      return fail(err, errlen, "%s:%d: key 'stress.[%d].kind': expected \"vm\" or \"cpu\"", file, line, i);
+      return dem_fail(err, errlen, "%s:%d: key 'stress.[%d].kind': expected \"vm\" or \"cpu\"", file, line, i);
     st->vm = strcmp(kind, "vm") == 0;
     int w = 1;
     config_setting_t *ws = config_setting_get_member(g, "workers");
     if (ws) {
       if (config_setting_type(ws) != CONFIG_TYPE_INT || (w = config_setting_get_int(ws)) <= 0)
-        return fail(err, errlen, "%s:%d: key 'stress.[%d].workers': expected an integer > 0", file, line, i);
+        return dem_fail(err, errlen, "%s:%d: key 'stress.[%d].workers': expected an integer > 0", file, line, i);
     }
     st->workers = w;
     const char *nums[] = {"bytes", "start", "on", "off"};
@@ -257,17 +250,17 @@ static int read_stress(dem_scenario_t *s, config_setting_t *set, const char *fil
       if (!v) continue;
       int t = config_setting_type(v);
       if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64 && t != CONFIG_TYPE_FLOAT)
-        return fail(err, errlen, "%s:%d: key 'stress.[%d].%s': expected a number", file, line, i, nums[q]);
+        return dem_fail(err, errlen, "%s:%d: key 'stress.[%d].%s': expected a number", file, line, i, nums[q]);
       double x = t == CONFIG_TYPE_FLOAT ? config_setting_get_float(v) : (double)config_setting_get_int64(v);
       if (!isfinite(x) || x < 0)
-        return fail(err, errlen, "%s:%d: key 'stress.[%d].%s' = %g: expected a number >= 0", file, line, i, nums[q], x);
+        return dem_fail(err, errlen, "%s:%d: key 'stress.[%d].%s' = %g: expected a number >= 0", file, line, i, nums[q], x);
       *dst[q] = x;
     }
     if (st->vm && st->bytes <= 0)
-      return fail(err, errlen, "%s:%d: key 'stress.[%d].bytes': a memory stress needs bytes > 0 (stress-ng --vm-bytes)",
+      return dem_fail(err, errlen, "%s:%d: key 'stress.[%d].bytes': a memory stress needs bytes > 0 (stress-ng --vm-bytes)",
                   file, line, i);
     if (st->on_s > 0 && st->off_s <= 0)
-      return fail(err, errlen, "%s:%d: key 'stress.[%d].off': a periodic stress (on > 0) needs off > 0", file, line, i);
+      return dem_fail(err, errlen, "%s:%d: key 'stress.[%d].off': a periodic stress (on > 0) needs off > 0", file, line, i);
   }
   s->n_stress = n;
   return 0;
@@ -296,26 +289,26 @@ static int walk(dem_scenario_t *s, config_setting_t *group, const char *prefix, 
       continue;
     }
     const key_def_t *k = find_key(path);
-    if (!k) return fail(err, errlen, "%s: unknown key '%s' (`demsim keys` lists the valid ones)", where, path);
+    if (!k) return dem_fail(err, errlen, "%s: unknown key '%s' (`demsim keys` lists the valid ones)", where, path);
     int is_num = t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 || t == CONFIG_TYPE_FLOAT;
     switch (k->type) {
     case K_DOUBLE:
-      if (!is_num) return fail(err, errlen, "%s: key '%s': expected %s", where, path, type_name(k->type));
+      if (!is_num) return dem_fail(err, errlen, "%s: key '%s': expected %s", where, path, type_name(k->type));
       if (store_number(s, k, t == CONFIG_TYPE_FLOAT ? config_setting_get_float(set) : (double)config_setting_get_int64(set),
                        where, err, errlen))
         return -1;
       break;
     case K_LONG: case K_INT:
       if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
-        return fail(err, errlen, "%s: key '%s': expected %s", where, path, type_name(k->type));
+        return dem_fail(err, errlen, "%s: key '%s': expected %s", where, path, type_name(k->type));
       if (store_number(s, k, (double)config_setting_get_int64(set), where, err, errlen)) return -1;
       break;
     case K_BOOL:
-      if (t != CONFIG_TYPE_BOOL) return fail(err, errlen, "%s: key '%s': expected %s", where, path, type_name(k->type));
+      if (t != CONFIG_TYPE_BOOL) return dem_fail(err, errlen, "%s: key '%s': expected %s", where, path, type_name(k->type));
       if (store_number(s, k, config_setting_get_bool(set), where, err, errlen)) return -1;
       break;
     case K_STRING:
-      if (t != CONFIG_TYPE_STRING) return fail(err, errlen, "%s: key '%s': expected %s", where, path, type_name(k->type));
+      if (t != CONFIG_TYPE_STRING) return dem_fail(err, errlen, "%s: key '%s': expected %s", where, path, type_name(k->type));
       if (store_string(s, k, config_setting_get_string(set), where, err, errlen)) return -1;
       break;
     }
@@ -339,7 +332,7 @@ static int load(dem_scenario_t *s, config_t *cfg, const char *path, char *err, s
     char full[2 * DEM_PATH_MAX + 2];
     snprintf(full, sizeof full, "%s/%s", s->dir, s->platform);
     if (strlen(full) >= sizeof s->platform)
-      return fail(err, errlen, "%s: key 'platform.file': path too long", path);
+      return dem_fail(err, errlen, "%s: key 'platform.file': path too long", path);
     memcpy(s->platform, full, strlen(full) + 1);
   }
   return rc;
@@ -348,13 +341,13 @@ static int load(dem_scenario_t *s, config_t *cfg, const char *path, char *err, s
 int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t errlen)
 {
   FILE *f = fopen(path, "r");
-  if (!f) return fail(err, errlen, "%s: cannot open the scenario file: %s", path, strerror(errno));
+  if (!f) return dem_fail(err, errlen, "%s: cannot open the scenario file: %s", path, strerror(errno));
   config_t cfg;
   config_init(&cfg);
   int ok = config_read(&cfg, f);
   fclose(f);
   int rc = ok ? load(s, &cfg, path, err, errlen)
-              : fail(err, errlen, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)", path,
+              : dem_fail(err, errlen, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)", path,
                      config_error_line(&cfg), config_error_text(&cfg));
   config_destroy(&cfg);
   return rc;
@@ -368,7 +361,7 @@ int dem_scenario_read_text(dem_scenario_t *s, const char *text, const char *name
   config_set_include_dir(&cfg, "/nonexistent");
   int ok = config_read_string(&cfg, text);
   int rc = ok ? load(s, &cfg, name, err, errlen)
-              : fail(err, errlen, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)", name,
+              : dem_fail(err, errlen, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)", name,
                      config_error_line(&cfg), config_error_text(&cfg));
   config_destroy(&cfg);
   return rc;
@@ -378,10 +371,10 @@ int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_
 {
   const char *eq = strchr(assignment, '=');
   if (!eq || eq == assignment)
-    return fail(err, errlen, "--set '%s': expected key=value (e.g. --set material.friction=0.3)", assignment);
+    return dem_fail(err, errlen, "--set '%s': expected key=value (e.g. --set material.friction=0.3)", assignment);
   char key[256];
   size_t n = (size_t)(eq - assignment);
-  if (n >= sizeof key) return fail(err, errlen, "--set: key too long");
+  if (n >= sizeof key) return dem_fail(err, errlen, "--set: key too long");
   memcpy(key, assignment, n);
   key[n] = '\0';
   const char *val = eq + 1;
@@ -394,7 +387,7 @@ int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_
     while (*c && count < DEM_MAX_HOSTS) {
       const char *comma = strchr(c, ',');
       size_t len = comma ? (size_t)(comma - c) : strlen(c);
-      if (len == 0 || len >= DEM_NAME_MAX) return fail(err, errlen, "%s: expected host names separated by commas", where);
+      if (len == 0 || len >= DEM_NAME_MAX) return dem_fail(err, errlen, "%s: expected host names separated by commas", where);
       memcpy(s->hosts[count], c, len);
       s->hosts[count][len] = '\0';
       count++;
@@ -404,20 +397,20 @@ int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_
     return 0;
   }
   const key_def_t *k = find_key(key);
-  if (!k) return fail(err, errlen, "%s: unknown key '%s' (`demsim keys` lists the valid ones)", where, key);
+  if (!k) return dem_fail(err, errlen, "%s: unknown key '%s' (`demsim keys` lists the valid ones)", where, key);
   if (k->type == K_STRING) return store_string(s, k, val, where, err, errlen);
   if (k->type == K_BOOL) {
     if (strcmp(val, "true") == 0) return store_number(s, k, 1, where, err, errlen);
     if (strcmp(val, "false") == 0) return store_number(s, k, 0, where, err, errlen);
-    return fail(err, errlen, "%s: expected true or false, got '%s'", where, val);
+    return dem_fail(err, errlen, "%s: expected true or false, got '%s'", where, val);
   }
   char *end = NULL;
   errno = 0;
   double v = strtod(val, &end);
   if (end == val || *end != '\0' || errno == ERANGE)
-    return fail(err, errlen, "%s: expected %s, got '%s'", where, type_name(k->type), val);
+    return dem_fail(err, errlen, "%s: expected %s, got '%s'", where, type_name(k->type), val);
   if ((k->type == K_LONG || k->type == K_INT) && v != floor(v))
-    return fail(err, errlen, "%s: expected an integer, got '%s'", where, val);
+    return dem_fail(err, errlen, "%s: expected an integer, got '%s'", where, val);
   return store_number(s, k, v, where, err, errlen);
 }
 
@@ -437,17 +430,17 @@ int dem_scenario_lattice(const dem_scenario_t *s, dem_lattice_t *lat, char *err,
   double spacing = s->spacing;
   if (spacing <= 0) {
     if (s->particles <= 0)
-      return fail(err, errlen, "%s: keys 'problem.spacing' and 'problem.particles': set at least one of them (> 0)", f);
+      return dem_fail(err, errlen, "%s: keys 'problem.spacing' and 'problem.particles': set at least one of them (> 0)", f);
     spacing = cbrt(s->box * s->box * height / (double)s->particles);
   }
   double d = s->diameter_ratio * spacing;
   if (!isfinite(spacing) || !isfinite(d) || spacing <= 0 || d >= s->box || d >= height)
-    return fail(err, errlen, "%s: keys 'problem.spacing'/'problem.diameter_ratio': particles of diameter %g m do not fit "
+    return dem_fail(err, errlen, "%s: keys 'problem.spacing'/'problem.diameter_ratio': particles of diameter %g m do not fit "
                 "in the filled part (%g m x %g m x %g m)", f, d, s->box, s->box, height);
   /* the largest lattice of this spacing whose particles fit inside the walls */
   long nxy = sites_along(s->box, d, spacing), nz = sites_along(height, d, spacing);
   if (nxy < 0 || nz < 0 || (double)nxy * (double)nxy * (double)nz > 4e9)
-    return fail(err, errlen, "%s: key 'problem.spacing': a lattice of spacing %g m in a %g m box has too many sites "
+    return dem_fail(err, errlen, "%s: key 'problem.spacing': a lattice of spacing %g m in a %g m box has too many sites "
                 "(at most 2^31 particles)", f, spacing, s->box);
   long capacity = nxy * nxy * nz;
   long count = s->particles > 0 ? s->particles : capacity;
@@ -461,7 +454,7 @@ int dem_scenario_lattice(const dem_scenario_t *s, dem_lattice_t *lat, char *err,
     capacity = nxy * nxy * nz;
   }
   if (count > capacity || count > 2147483647L)
-    return fail(err, errlen, "%s: key 'problem.particles' = %ld: the lattice of spacing %g m holds only %ld particles",
+    return dem_fail(err, errlen, "%s: key 'problem.particles' = %ld: the lattice of spacing %g m holds only %ld particles",
                 f, count, spacing, capacity);
   lat->nx = lat->ny = nxy;
   lat->nz = nz;
@@ -488,23 +481,23 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
   if (dem_params_derive(&s->params, err, errlen)) return -1;
   double dt_crit = dem_params_rayleigh_dt(&s->params, r);
   if (s->params.dt > s->dt_fraction_max * dt_crit)
-    return fail(err, errlen, "%s: key 'time.dt' = %g s: expected at most %g x the Rayleigh critical step %g s = %g s "
+    return dem_fail(err, errlen, "%s: key 'time.dt' = %g s: expected at most %g x the Rayleigh critical step %g s = %g s "
                 "(particle radius %g m)", f, s->params.dt, s->dt_fraction_max, dt_crit, s->dt_fraction_max * dt_crit, r);
   double overlap = (lat.diameter - lat.spacing) / r; /* neighbours on the lattice */
   if (overlap > s->overlap_max)
-    return fail(err, errlen, "%s: key 'problem.diameter_ratio' = %g: the initial overlap is %.3g of the radius, expected "
+    return dem_fail(err, errlen, "%s: key 'problem.diameter_ratio' = %g: the initial overlap is %.3g of the radius, expected "
                 "at most %g (physics.overlap_max); such a packing would explode", f, s->diameter_ratio, overlap,
                 s->overlap_max);
   if (s->n_hosts > 0 && s->ranks > s->n_hosts)
-    return fail(err, errlen, "%s: key 'run.ranks' = %d: expected at most %d, the number of containers in "
+    return dem_fail(err, errlen, "%s: key 'run.ranks' = %d: expected at most %d, the number of containers in "
                 "'platform.hosts'", f, s->ranks, s->n_hosts);
   for (int i = 0; i < s->n_stress; i++)
     for (int r2 = 0; r2 < s->ranks && r2 < s->n_hosts; r2++)
       if (strcmp(s->stress[i].host, s->hosts[r2]) == 0)
-        return fail(err, errlen, "%s: key 'stress.[%d].host' = \"%s\": that container runs rank %d; stress runs on a "
+        return dem_fail(err, errlen, "%s: key 'stress.[%d].host' = \"%s\": that container runs rank %d; stress runs on a "
                     "co-located container that runs no rank", f, i, s->stress[i].host, r2);
   if (s->ranks > lat.count)
-    return fail(err, errlen, "%s: key 'run.ranks' = %d: more ranks than particles (%ld)", f, s->ranks, lat.count);
+    return dem_fail(err, errlen, "%s: key 'run.ranks' = %d: more ranks than particles (%ld)", f, s->ranks, lat.count);
   return 0;
 }
 

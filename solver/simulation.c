@@ -1,6 +1,7 @@
 /* Set-up, loop and closing outputs of a run (see simulation.h). */
 #define _GNU_SOURCE
 #include "simulation.h"
+#include "error.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,14 +30,6 @@
 #include "summary.h"
 #include "timestep.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static int make_dirs(const char *path)
 {
@@ -70,11 +63,11 @@ static int sync_to_host(dem_sim_t *sim, char *err, size_t errlen)
 {
   if (sim->kick == 1.0) {
     if (dem_engine_kick(sim->engine) || dem_engine_finish(sim->engine))
-      return fail(err, errlen, "synchronising velocities: %s", dem_engine_error(sim->engine));
+      return dem_fail(err, errlen, "synchronising velocities: %s", dem_engine_error(sim->engine));
     sim->kick = 0.5;
   }
   if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, sim->p->n))
-    return fail(err, errlen, "device -> host: %s", dem_engine_error(sim->engine));
+    return dem_fail(err, errlen, "device -> host: %s", dem_engine_error(sim->engine));
   return 0;
 }
 
@@ -173,10 +166,10 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   dem_timers_reset(&sim->timers);
   dem_parallel_processor_name(sim->host, sizeof sim->host);
   if (sc->ranks != sim->ranks)
-    return fail(err, errlen, "%s: key 'run.ranks' = %d but %d MPI processes were started", sc->file, sc->ranks, sim->ranks);
+    return dem_fail(err, errlen, "%s: key 'run.ranks' = %d but %d MPI processes were started", sc->file, sc->ranks, sim->ranks);
   if (dem_clock_init(err, errlen)) return -1;
   if (sim->rank == 0 && make_dirs(sc->out_dir))
-    return fail(err, errlen, "key 'output.dir' = \"%s\": cannot create it: %s", sc->out_dir, strerror(errno));
+    return dem_fail(err, errlen, "key 'output.dir' = \"%s\": cannot create it: %s", sc->out_dir, strerror(errno));
   dem_parallel_barrier();
 
   dem_lattice_t lat;
@@ -186,14 +179,14 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   long lo[3], hi[3], block = 0;
   if (!(cli && cli->restart) && sim->ranks > 1) {
     block = lattice_block(&lat, sim->rank, sim->ranks, lo, hi);
-    if (block < 0) return fail(err, errlen, "out of memory");
+    if (block < 0) return dem_fail(err, errlen, "out of memory");
     first = 0;
     last = block;
   }
   sim->p = dem_particles_create((size_t)(last - first) + 16);
-  if (!sim->p) return fail(err, errlen, "out of memory for %ld particles", last - first);
+  if (!sim->p) return dem_fail(err, errlen, "out of memory for %ld particles", last - first);
   double *weights = calloc((size_t)sim->ranks, sizeof *weights);
-  if (!weights) return fail(err, errlen, "out of memory");
+  if (!weights) return dem_fail(err, errlen, "out of memory");
   if (cli && cli->restart) {
     int rc = dem_checkpoint_restore(sim, cli->restart, weights, err, errlen);
     if (rc) {
@@ -203,7 +196,7 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   } else if (sim->ranks > 1 ? generate_block(sc, &lat, lo, hi, sim->p)
                               : dem_packing_generate(sc, &lat, first, last - first, sim->p)) {
     free(weights);
-    return fail(err, errlen, "out of memory generating %ld particles", last - first);
+    return dem_fail(err, errlen, "out of memory generating %ld particles", last - first);
   }
 
   dem_engine_opts_t eo = {.backend = strcmp(sc->backend, "reference") == 0 ? DEM_BACKEND_REF : DEM_BACKEND_OPENCL,
@@ -212,7 +205,7 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   sim->engine = dem_engine_create(&eo, &sim->prm, sim->p, err, errlen);
   if (!sim->engine) return -1;
   sim->balance = dem_balance_create(sc, sim);
-  if (!sim->balance) return fail(err, errlen, "out of memory (balance)");
+  if (!sim->balance) return dem_fail(err, errlen, "out of memory (balance)");
   if (cli && cli->restart) dem_balance_restore(sim->balance, weights, sim->step);
   free(weights);
   sim->partition = dem_partition_create(sim, err, errlen);
@@ -286,7 +279,7 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
     dem_progress_update(&prog, sim->step, sim->prm.dt * (double)sim->step, sim->lambda_last, sim->repartitions);
   }
   dem_timer_stop(&sim->timers, DEM_T_TOTAL);
-  if (dem_engine_finish(sim->engine)) return fail(err, errlen, "%s", dem_engine_error(sim->engine));
+  if (dem_engine_finish(sim->engine)) return dem_fail(err, errlen, "%s", dem_engine_error(sim->engine));
   dem_parallel_barrier();
   sim->sim_loop_end = dem_parallel_wtime();
   sim->wall_loop_end = dem_clock_wall();
