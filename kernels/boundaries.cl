@@ -3,14 +3,14 @@
  * the wall and the contact point at distance r_i. Wall w sits in slots with nbr_index = -1 - w. */
 
 /* adds the wall contacts of i to f, t; returns contacts */
-inline uint dem_boundaries_walls(int i, __constant const double *prm, __global const double *pos,
+inline uint dem_boundaries_walls(int i, int slots, __constant const double *prm, __global const double *pos,
                                  __global const double *vel, __global const double *omega,
                                  __global const double *radius, __global const int *nbr_count,
                                  __global const int *nbr_index, __global double *spring, double *f, double *t)
 {
   uint contacts = 0;
   const double ri = radius[i];
-  const int base = i * DEM_MAX_NEIGHBORS;
+  const int base = i * slots;
   const int count = nbr_count[i];
   for (int k = 0; k < count; ++k) {
     int j = nbr_index[base + k];
@@ -37,7 +37,7 @@ inline uint dem_boundaries_walls(int i, __constant const double *prm, __global c
   return contacts;
 }
 
-__kernel void dem_boundaries(int n, __constant const double *prm, __global const double *pos,
+__kernel void dem_boundaries(int n, int slots, __constant const double *prm, __global const double *pos,
                              __global const double *vel, __global const double *omega,
                              __global const double *radius, __global const int *nbr_count,
                              __global const int *nbr_index, __global double *spring, __global double *force,
@@ -52,7 +52,7 @@ __kernel void dem_boundaries(int n, __constant const double *prm, __global const
       f[c] = force[3 * i + c];
       t[c] = torque[3 * i + c];
     }
-    contacts = dem_boundaries_walls(i, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
+    contacts = dem_boundaries_walls(i, slots, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
     for (int c = 0; c < 3; ++c) {
       force[3 * i + c] = f[c];
       torque[3 * i + c] = t[c];

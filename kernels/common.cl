@@ -5,7 +5,8 @@
  * contraction, so that the results match the plain-C reference (solver/physics_ref.c), which
  * performs the same operations in the same order.
  *
- * DEM_MAX_NEIGHBORS (slots per particle) is given at build time with -D. */
+ * DEM_MAX_NEIGHBORS (the most slots a particle may need, kept in private arrays) is given at
+ * build time with -D; the store's slot stride (`slots`, at most that) is a kernel argument. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -41,6 +42,7 @@
 #define DEM_S_COUNT 2    /* and its number of partners */
 #define DEM_S_PAIRS 3    /* slots written */
 #define DEM_S_WALLS 4    /* of which wall slots */
+#define DEM_S_UNFIT 5    /* largest partner count above `slots` (atomic_max; 0 when all fit) */
 
 inline double dem_mass(__constant const double *prm, double r)
 {

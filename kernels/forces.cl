@@ -144,7 +144,7 @@ inline void dem_contact4(__constant const double *prm, const double4 *n, double4
 /* adds the particle-particle contacts of i (wall slots skipped) to f, t; returns contacts.
  * First a scalar pass sorts the slots into touching partners and others (whose springs are
  * cleared); then the touching ones go through the law four at a time. */
-inline uint dem_forces_pairs(int i, __constant const double *prm, __global const double *pos,
+inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __global const double *pos,
                              __global const double *vel, __global const double *omega,
                              __global const double *radius, __global const int *nbr_count,
                              __global const int *nbr_index, __global double *spring, double *f, double *t)
@@ -153,7 +153,7 @@ inline uint dem_forces_pairs(int i, __constant const double *prm, __global const
   const double xi0 = pos[3 * i], xi1 = pos[3 * i + 1], xi2 = pos[3 * i + 2];
   const double ri = radius[i];
   const double mi = mf * ri * ri * ri;
-  const int base = i * DEM_MAX_NEIGHBORS;
+  const int base = i * slots;
   const int count = nbr_count[i];
   int touching[DEM_MAX_NEIGHBORS];
   int m = 0;
@@ -227,7 +227,7 @@ inline uint dem_forces_pairs(int i, __constant const double *prm, __global const
   return (uint)m;
 }
 
-__kernel void dem_forces(int n, __constant const double *prm, __global const double *pos,
+__kernel void dem_forces(int n, int slots, __constant const double *prm, __global const double *pos,
                          __global const double *vel, __global const double *omega, __global const double *radius,
                          __global const int *nbr_count, __global const int *nbr_index, __global double *spring,
                          __global double *force, __global double *torque, volatile __global uint *counters)
@@ -237,7 +237,7 @@ __kernel void dem_forces(int n, __constant const double *prm, __global const dou
   uint contacts = 0;
   if (i < n) {
     double f[3] = {0.0, 0.0, 0.0}, t[3] = {0.0, 0.0, 0.0};
-    contacts = dem_forces_pairs(i, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
+    contacts = dem_forces_pairs(i, slots, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
     for (int c = 0; c < 3; ++c) {
       force[3 * i + c] = f[c];
       torque[3 * i + c] = t[c];

@@ -2,13 +2,16 @@
  * only: the new partner list (search.cl) and the springs of partners already listed (matched
  * by gid; both lists are gid-sorted, so one merge walk) are assembled in private memory, then
  * written over the old slots. No per-particle scratch arrays are needed. A particle with more
- * partners than slots is reported through status[] (the host turns it into an error). */
+ * partners than the store's `slots` leaves its slots as they were and reports its count
+ * (status[DEM_S_UNFIT], the largest such count): the host widens the slots and searches again,
+ * which finds the same lists for the others. More than DEM_MAX_NEIGHBORS is reported through
+ * status[DEM_S_OVERFLOW] (the host turns it into an error). */
 
 /* spring (m, 3 per slot) of each new partner: the old one when gid is still listed, else 0 */
-inline void dem_history_carry(int i, __global const int *nbr_count, __global const int *nbr_gid,
+inline void dem_history_carry(int i, int slots, __global const int *nbr_count, __global const int *nbr_gid,
                               __global const double *spring, const int *gid, int used, double *nspring)
 {
-  const int base = i * DEM_MAX_NEIGHBORS;
+  const int base = i * slots;
   const int old_count = nbr_count[i];
   int m = 0;
   for (int k = 0; k < used; ++k) {
@@ -21,7 +24,7 @@ inline void dem_history_carry(int i, __global const int *nbr_count, __global con
 __kernel void dem_search(int n, __constant const double *prm, __global const double *pos,
                          __global const double *radius, __global const int *id,
                          __global const int *cell_start, __global const int *cell_sorted, uint mask,
-                         double ox, double oy, double oz, double h, __global int *nbr_count,
+                         double ox, double oy, double oz, double h, int slots, __global int *nbr_count,
                          __global int *nbr_index, __global int *nbr_gid, __global double *spring,
                          volatile __global int *status)
 {
@@ -35,8 +38,12 @@ __kernel void dem_search(int n, __constant const double *prm, __global const dou
     status[DEM_S_COUNT] = count;
   }
   int used = count < DEM_MAX_NEIGHBORS ? count : DEM_MAX_NEIGHBORS;
-  dem_history_carry(i, nbr_count, nbr_gid, spring, gid, used, nspring);
-  const int base = i * DEM_MAX_NEIGHBORS;
+  if (used > slots) {
+    atomic_max(&status[DEM_S_UNFIT], used);
+    return;
+  }
+  dem_history_carry(i, slots, nbr_count, nbr_gid, spring, gid, used, nspring);
+  const int base = i * slots;
   for (int k = 0; k < used; ++k) {
     nbr_gid[base + k] = gid[k];
     nbr_index[base + k] = idx[k];

@@ -52,7 +52,7 @@ __kernel void dem_kick(int n, __constant const double *prm, __global const doubl
   }
 }
 
-__kernel void dem_forces_all(int n, __constant const double *prm, __global const double *pos,
+__kernel void dem_forces_all(int n, int slots, __constant const double *prm, __global const double *pos,
                              __global const double *vel, __global const double *omega,
                              __global const double *radius, __global const int *nbr_count,
                              __global const int *nbr_index, __global double *spring, __global double *force,
@@ -63,8 +63,8 @@ __kernel void dem_forces_all(int n, __constant const double *prm, __global const
   uint contacts = 0, walls = 0;
   if (i < n) {
     double f[3] = {0.0, 0.0, 0.0}, t[3] = {0.0, 0.0, 0.0};
-    contacts = dem_forces_pairs(i, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
-    walls = dem_boundaries_walls(i, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
+    contacts = dem_forces_pairs(i, slots, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
+    walls = dem_boundaries_walls(i, slots, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
     dem_external_add(prm, radius[i], f);
     for (int c = 0; c < 3; ++c) {
       force[3 * i + c] = f[c];

@@ -39,24 +39,26 @@ extern const size_t dem_kernel_source_len;
 enum { B_ID, B_POS, B_VEL, B_OMEGA, B_FORCE, B_TORQUE, B_RADIUS, B_NBR_COUNT, B_NBR_INDEX, B_NBR_GID,
        B_SPRING, B_COUNT };
 
-/* per-particle buffers: the store field they wrap, bytes per particle, engine field flag */
+/* per-particle buffers: the store field they wrap, bytes per particle (per slot where `slotted`:
+ * the store has p->slots slots per particle), engine field flag */
 static const struct {
   size_t offset;
   size_t bytes;
   unsigned flag;
   const char *name;
+  int slotted;
 } dem_bufs[B_COUNT] = {
-  {offsetof(dem_particles_t, id), sizeof(dem_gid_t), DEM_F_ID, "id"},
-  {offsetof(dem_particles_t, pos), 3 * sizeof(double), DEM_F_POS, "pos"},
-  {offsetof(dem_particles_t, vel), 3 * sizeof(double), DEM_F_VEL, "vel"},
-  {offsetof(dem_particles_t, omega), 3 * sizeof(double), DEM_F_OMEGA, "omega"},
-  {offsetof(dem_particles_t, force), 3 * sizeof(double), DEM_F_FORCE, "force"},
-  {offsetof(dem_particles_t, torque), 3 * sizeof(double), DEM_F_TORQUE, "torque"},
-  {offsetof(dem_particles_t, radius), sizeof(double), DEM_F_RADIUS, "radius"},
-  {offsetof(dem_particles_t, nbr_count), sizeof(int32_t), DEM_F_SLOTS, "nbr_count"},
-  {offsetof(dem_particles_t, nbr_index), DEM_MAX_NEIGHBORS * sizeof(int32_t), DEM_F_SLOTS, "nbr_index"},
-  {offsetof(dem_particles_t, nbr_gid), DEM_MAX_NEIGHBORS * sizeof(dem_gid_t), DEM_F_SLOTS, "nbr_gid"},
-  {offsetof(dem_particles_t, spring), 3 * DEM_MAX_NEIGHBORS * sizeof(double), DEM_F_SLOTS, "spring"},
+  {offsetof(dem_particles_t, id), sizeof(dem_gid_t), DEM_F_ID, "id", 0},
+  {offsetof(dem_particles_t, pos), 3 * sizeof(double), DEM_F_POS, "pos", 0},
+  {offsetof(dem_particles_t, vel), 3 * sizeof(double), DEM_F_VEL, "vel", 0},
+  {offsetof(dem_particles_t, omega), 3 * sizeof(double), DEM_F_OMEGA, "omega", 0},
+  {offsetof(dem_particles_t, force), 3 * sizeof(double), DEM_F_FORCE, "force", 0},
+  {offsetof(dem_particles_t, torque), 3 * sizeof(double), DEM_F_TORQUE, "torque", 0},
+  {offsetof(dem_particles_t, radius), sizeof(double), DEM_F_RADIUS, "radius", 0},
+  {offsetof(dem_particles_t, nbr_count), sizeof(int32_t), DEM_F_SLOTS, "nbr_count", 0},
+  {offsetof(dem_particles_t, nbr_index), sizeof(int32_t), DEM_F_SLOTS, "nbr_index", 1},
+  {offsetof(dem_particles_t, nbr_gid), sizeof(dem_gid_t), DEM_F_SLOTS, "nbr_gid", 1},
+  {offsetof(dem_particles_t, spring), 3 * sizeof(double), DEM_F_SLOTS, "spring", 1},
 };
 
 #define DEM_COUNTERS 4 /* uints per set of step counters (kernels/common.cl) */
@@ -96,6 +98,7 @@ struct dem_device {
   size_t cell_start_len, cell_sorted_len;             /* entries */
   dem_particles_t *p;
   size_t bound_cap;
+  int bound_slots;     /* slot stride of the bound store */
   size_t local[K_COUNT]; /* work-group size of each kernel */
   int profiling;         /* dem_device_profile: time every kernel */
   double kernel_s;       /* s, device time of the kernels timed since dem_device_kernel_seconds */
@@ -370,15 +373,22 @@ static void *dem_store_array(const dem_particles_t *p, int b)
   return *(void *const *)((const char *)p + dem_bufs[b].offset);
 }
 
+/* bytes per particle of buffer b in the bound store */
+static size_t dem_row_bytes(const dem_device_t *d, int b)
+{
+  return dem_bufs[b].bytes * (dem_bufs[b].slotted ? (size_t)d->bound_slots : 1);
+}
+
 int dem_device_bind(dem_device_t *d, dem_particles_t *p)
 {
   DEM_CL(d, clFinish(d->queue));
   for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   d->p = p;
   d->bound_cap = p->cap;
+  d->bound_slots = p->slots;
   for (int b = 0; b < B_COUNT; ++b) {
     cl_int rc;
-    d->bufs[b] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, p->cap * dem_bufs[b].bytes,
+    d->bufs[b] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, p->cap * dem_row_bytes(d, b),
                                 dem_store_array(p, b), &rc);
     if (rc != CL_SUCCESS)
       return dem_device_fail(d, "clCreateBuffer(%s, %zu particles) on %s: error %d", dem_bufs[b].name, p->cap,
@@ -403,7 +413,7 @@ static int dem_device_copy(dem_device_t *d, int to_host, unsigned fields, size_t
                            first + count, d->bound_cap);
   for (int b = 0; b < B_COUNT; ++b) {
     if (!(fields & dem_bufs[b].flag)) continue;
-    size_t off = first * dem_bufs[b].bytes, len = count * dem_bufs[b].bytes;
+    size_t off = first * dem_row_bytes(d, b), len = count * dem_row_bytes(d, b);
     char *host = (char *)dem_store_array(d->p, b) + off;
     if (to_host) DEM_CL(d, clEnqueueReadBuffer(d->queue, d->bufs[b], CL_TRUE, off, len, host, 0, NULL, NULL));
     else DEM_CL(d, clEnqueueWriteBuffer(d->queue, d->bufs[b], CL_TRUE, off, len, host, 0, NULL, NULL));
@@ -514,14 +524,16 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_d
   cl_int n = (cl_int)d->p->n;
   cl_uint mask = g->mask;
   cl_double ox = g->origin[0], oy = g->origin[1], oz = g->origin[2], h = g->h;
+  cl_int slots = d->bound_slots;
   const size_t sizes[] = {sizeof(n), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
                           sizeof(cl_mem), sizeof(mask), sizeof(ox), sizeof(oy), sizeof(oz), sizeof(h),
-                          sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+                          sizeof(slots), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
+                          sizeof(cl_mem)};
   const void *const vals[] = {&n, &d->params, &d->bufs[B_POS], &d->bufs[B_RADIUS], &d->bufs[B_ID],
-                              &d->cell_start, &d->cell_sorted, &mask, &ox, &oy, &oz, &h,
+                              &d->cell_start, &d->cell_sorted, &mask, &ox, &oy, &oz, &h, &slots,
                               &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX], &d->bufs[B_NBR_GID],
                               &d->bufs[B_SPRING], &d->status};
-  if (dem_device_args(d, K_SEARCH, 17, sizes, vals) != 0 || dem_device_launch(d, K_SEARCH) != 0) return -1;
+  if (dem_device_args(d, K_SEARCH, 18, sizes, vals) != 0 || dem_device_launch(d, K_SEARCH) != 0) return -1;
   cl_int s[8];
   DEM_CL(d, clEnqueueReadBuffer(d->queue, d->status, CL_TRUE, 0, sizeof(s), s, 0, NULL, NULL));
   *bytes += sizeof(s);
@@ -530,6 +542,7 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_d
   st->overflow_count = s[2];
   st->pairs = s[3];
   st->walls = s[4];
+  st->unfit = s[5];
   return 0;
 }
 
@@ -543,12 +556,13 @@ int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
     return dem_device_launch(d, K_EXTERNAL);
   }
   int k = which == DEM_DEVICE_FORCES ? K_FORCES : which == DEM_DEVICE_BOUNDARIES ? K_BOUNDARIES : K_FORCES_ALL;
+  cl_int slots = d->bound_slots;
   const size_t m = sizeof(cl_mem);
-  const size_t sizes[] = {sizeof(n), m, m, m, m, m, m, m, m, m, m, m};
-  const void *const vals[] = {&n, &d->params, &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA],
+  const size_t sizes[] = {sizeof(n), sizeof(slots), m, m, m, m, m, m, m, m, m, m, m};
+  const void *const vals[] = {&n, &slots, &d->params, &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA],
                               &d->bufs[B_RADIUS], &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX],
                               &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE], &d->counters[d->parity]};
-  if (dem_device_args(d, k, 12, sizes, vals) != 0) return -1;
+  if (dem_device_args(d, k, 13, sizes, vals) != 0) return -1;
   return dem_device_launch(d, k);
 }
 

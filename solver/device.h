@@ -26,9 +26,11 @@ typedef enum { DEM_DEVICE_FORCES, DEM_DEVICE_BOUNDARIES, DEM_DEVICE_EXTERNAL, DE
 
 /* Search outcome read back from the device. */
 typedef struct dem_device_search_status {
-  int overflow;       /* 1 when a particle has more partners than slots */
+  int overflow;       /* 1 when a particle has more partners than DEM_MAX_NEIGHBORS */
   int overflow_gid;   /* the first such particle's global id */
   int overflow_count; /* its partner count */
+  int unfit;          /* the largest partner count of the particles that have more partners than the
+                         store's slots (their slots were left as they were), 0 when all fit */
   int pairs;          /* slots written */
   int walls;          /* wall slots among them */
 } dem_device_search_status_t;

@@ -260,6 +260,26 @@ int dem_engine_needs_search(const dem_engine_t *e)
   return e->search_due || e->disp > 0.5 * e->prm.skin;
 }
 
+/* Widens the store's slot stride to `slots` (the kernels' results do not depend on it): the
+ * owned particles come to the host (a GPU may hold newer copies of every field than the host,
+ * and new buffers start from the host arrays), the slots move to the new stride, and the store
+ * is bound again. */
+static int dem_engine_widen_slots(dem_engine_t *e, int slots)
+{
+  dem_particles_t *p = e->p;
+  if (e->backend == DEM_BACKEND_OPENCL && dem_engine_pull(e, DEM_F_ALL, 0, p->n) != 0) return -1;
+  if (dem_particles_set_slots(p, slots) != 0)
+    return dem_engine_fail(e, "search: out of memory widening the contact slots of %zu particles to %d", p->n, slots);
+  dem_work_t w = {.kind = DEM_WORK_PACK,
+                  .bytes = 2.0 * (double)p->n * (double)(dem_particles_bytes_per_particle(slots) -
+                                                         dem_particles_bytes_per_particle(0))};
+  if (dem_clock_charge(&w) != 0) return dem_engine_fail(e, "the clock rejected a charge of pack work");
+  if (e->backend == DEM_BACKEND_REF) return 0;
+  /* binding wraps the host arrays again: the device sees the new layout */
+  if (dem_device_bind(e->dev, p) != 0) return dem_engine_device_fail(e, "widening the contact slots");
+  return 0;
+}
+
 int dem_engine_search(dem_engine_t *e)
 {
   dem_particles_t *p = e->p;
@@ -282,33 +302,41 @@ int dem_engine_search(dem_engine_t *e)
   if (rc != 0) return dem_engine_fail(e, "search: binning %zu particles failed (out of memory or too many)", total);
   if (dem_engine_charge(e, DEM_WORK_BINNING, (double)total, 0.0, 0.0, 0.0) != 0) return -1;
 
-  int overflow, overflow_gid, overflow_count;
-  if (e->backend == DEM_BACKEND_REF) {
-    dem_search_result_t r = dem_ref_search(p, &e->prm, e->grid);
-    overflow = r.overflow;
-    overflow_gid = r.overflow_gid;
-    overflow_count = r.overflow_count;
-    e->pairs = r.pairs;
-    e->walls = r.walls;
-  } else {
-    double bytes = 0.0;
-    dem_device_search_status_t st;
-    if (dem_device_search(e->dev, e->grid, &bytes, &st) != 0) return dem_engine_device_fail(e, "search");
-    if (dem_engine_charge(e, DEM_WORK_COPY_H2D, (double)total, 0.0, 0.0, bytes) != 0) return -1;
-    overflow = st.overflow;
-    overflow_gid = st.overflow_gid;
-    overflow_count = st.overflow_count;
-    e->pairs = st.pairs;
-    e->walls = st.walls;
+  /* a particle with more partners than the store's slots keeps its old slots: widen them to
+   * its count and search again (the others find the same lists), at most a few times a run */
+  int overflow, overflow_gid, overflow_count, unfit;
+  for (;;) {
+    if (e->backend == DEM_BACKEND_REF) {
+      dem_search_result_t r = dem_ref_search(p, &e->prm, e->grid);
+      overflow = r.overflow;
+      overflow_gid = r.overflow_gid;
+      overflow_count = r.overflow_count;
+      unfit = r.unfit;
+      e->pairs = r.pairs;
+      e->walls = r.walls;
+    } else {
+      double bytes = 0.0;
+      dem_device_search_status_t st;
+      if (dem_device_search(e->dev, e->grid, &bytes, &st) != 0) return dem_engine_device_fail(e, "search");
+      if (dem_engine_charge(e, DEM_WORK_COPY_H2D, (double)total, 0.0, 0.0, bytes) != 0) return -1;
+      overflow = st.overflow;
+      overflow_gid = st.overflow_gid;
+      overflow_count = st.overflow_count;
+      unfit = st.unfit;
+      e->pairs = st.pairs;
+      e->walls = st.walls;
+    }
+    e->last = (dem_engine_work_t){.particles = (double)p->n, .pairs = e->pairs};
+    if (dem_engine_charge(e, DEM_WORK_SEARCH, (double)p->n, e->pairs, 0.0, 0.0) != 0) return -1;
+    if (overflow)
+      return dem_engine_fail(e,
+                             "search: particle %d has %d partners within the search cutoff (r_i + r_j + skin), "
+                             "more than the %d neighbour slots (DEM_MAX_NEIGHBORS; build with a larger "
+                             "DEMSIM_MAX_NEIGHBORS or use a smaller skin)",
+                             overflow_gid, overflow_count, DEM_MAX_NEIGHBORS);
+    if (!unfit) break;
+    if (dem_engine_widen_slots(e, unfit) != 0) return -1;
   }
-  e->last = (dem_engine_work_t){.particles = (double)p->n, .pairs = e->pairs};
-  if (dem_engine_charge(e, DEM_WORK_SEARCH, (double)p->n, e->pairs, 0.0, 0.0) != 0) return -1;
-  if (overflow)
-    return dem_engine_fail(e,
-                           "search: particle %d has %d partners within the search cutoff (r_i + r_j + skin), "
-                           "more than the %d neighbour slots (DEM_MAX_NEIGHBORS; build with a larger "
-                           "DEMSIM_MAX_NEIGHBORS or use a smaller skin)",
-                           overflow_gid, overflow_count, DEM_MAX_NEIGHBORS);
   e->search_due = 0;
   e->disp = 0.0;
   return 0;

@@ -334,7 +334,7 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
 
   dem_work_t w = {.kind = DEM_WORK_PACK,
                   .bytes = (double)sizeof(double) * REG_DOUBLES * (double)(g->to_total + n_ghost) +
-                           (moved ? (double)dem_particles_bytes_per_particle() * 2.0 * (double)p->n : 0.0)};
+                           (moved ? (double)dem_particles_bytes_per_particle(p->slots) * 2.0 * (double)p->n : 0.0)};
   dem_clock_charge(&w);
   /* owned particles: only when they changed place (the device holds them otherwise) */
   if (dem_engine_resize(sim->engine) || (moved && dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n)) ||

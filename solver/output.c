@@ -167,21 +167,22 @@ int dem_output_write_frame(const char *base, const dem_output_frame_t *fr, int c
 typedef struct ckpt_field {
   const char *name;
   int is_int;
-  size_t width;   /* values per particle */
+  size_t width;   /* values per particle in the file */
   size_t offset;  /* of the array pointer in dem_particles_t */
+  size_t per_slot; /* > 0: width / DEM_MAX_NEIGHBORS values per slot; the store holds p->slots slots */
 } ckpt_field_t;
 
 static const ckpt_field_t ckpt_fields[] = {
-  {"ParticleIDs", 1, 1, offsetof(dem_particles_t, id)},
-  {"Coordinates", 0, 3, offsetof(dem_particles_t, pos)},
-  {"Velocities", 0, 3, offsetof(dem_particles_t, vel)},
-  {"AngularVelocities", 0, 3, offsetof(dem_particles_t, omega)},
-  {"Forces", 0, 3, offsetof(dem_particles_t, force)},
-  {"Torques", 0, 3, offsetof(dem_particles_t, torque)},
-  {"Radius", 0, 1, offsetof(dem_particles_t, radius)},
-  {"SlotCount", 1, 1, offsetof(dem_particles_t, nbr_count)},
-  {"SlotPartner", 1, DEM_MAX_NEIGHBORS, offsetof(dem_particles_t, nbr_gid)},
-  {"Springs", 0, 3 * DEM_MAX_NEIGHBORS, offsetof(dem_particles_t, spring)},
+  {"ParticleIDs", 1, 1, offsetof(dem_particles_t, id), 0},
+  {"Coordinates", 0, 3, offsetof(dem_particles_t, pos), 0},
+  {"Velocities", 0, 3, offsetof(dem_particles_t, vel), 0},
+  {"AngularVelocities", 0, 3, offsetof(dem_particles_t, omega), 0},
+  {"Forces", 0, 3, offsetof(dem_particles_t, force), 0},
+  {"Torques", 0, 3, offsetof(dem_particles_t, torque), 0},
+  {"Radius", 0, 1, offsetof(dem_particles_t, radius), 0},
+  {"SlotCount", 1, 1, offsetof(dem_particles_t, nbr_count), 0},
+  {"SlotPartner", 1, DEM_MAX_NEIGHBORS, offsetof(dem_particles_t, nbr_gid), 1},
+  {"Springs", 0, 3 * DEM_MAX_NEIGHBORS, offsetof(dem_particles_t, spring), 3},
 };
 #define N_CKPT_FIELDS (sizeof ckpt_fields / sizeof ckpt_fields[0])
 
@@ -229,8 +230,11 @@ int dem_output_checkpoint_create(const char *path, const dem_checkpoint_header_t
   return rc ? dem_fail(err, errlen, "%s: HDF5 write failed", path) : 0;
 }
 
-/* Reads or writes rows [offset, offset + n) of every particle field. */
-static int ckpt_rows(const char *path, int writing, long offset, long n, const dem_particles_t *p, size_t first_local,
+/* Reads or writes rows [offset, offset + n) of every particle field, from or into the store's
+ * rows [first_local, first_local + n). The file has DEM_MAX_NEIGHBORS slots per particle, the
+ * store p->slots: the first p->slots columns are written (the rest keep HDF5's fill value, 0);
+ * before reading slots the store is widened to the largest SlotCount read. */
+static int ckpt_rows(const char *path, int writing, long offset, long n, dem_particles_t *p, size_t first_local,
                      char *err, size_t errlen)
 {
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
@@ -246,8 +250,20 @@ static int ckpt_rows(const char *path, int writing, long offset, long n, const d
       rc = dem_fail(err, errlen, "%s: dataset /%s is missing (not a demsim checkpoint?)", path, name);
       break;
     }
+    if (cf->per_slot && !writing) {
+      int widest = p->slots;
+      for (size_t i = first_local; i < first_local + (size_t)n; i++)
+        if (p->nbr_count[i] > widest) widest = p->nbr_count[i];
+      if (widest > DEM_MAX_NEIGHBORS || dem_particles_set_slots(p, widest)) {
+        H5Dclose(d);
+        rc = dem_fail(err, errlen, "%s: a particle uses %d contact slots (this build has %d), or out of memory",
+                      path, widest, DEM_MAX_NEIGHBORS);
+        break;
+      }
+    }
+    size_t mem_width = cf->per_slot ? cf->per_slot * (size_t)p->slots : cf->width;
     hid_t fs = H5Dget_space(d);
-    hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, cf->width}, dims[2] = {0, 0};
+    hsize_t start[2] = {(hsize_t)offset, 0}, count[2] = {(hsize_t)n, mem_width}, dims[2] = {0, 0};
     H5Sget_simple_extent_dims(fs, dims, NULL);
     if (dims[1] != cf->width || (hsize_t)(offset + n) > dims[0]) {
       rc = dem_fail(err, errlen, "%s: dataset /%s has shape %llu x %llu, expected rows up to %ld x %zu", path, name,
@@ -257,7 +273,7 @@ static int ckpt_rows(const char *path, int writing, long offset, long n, const d
       hid_t ms = H5Screate_simple(2, count, NULL);
       hid_t type = cf->is_int ? H5T_NATIVE_INT32 : H5T_NATIVE_DOUBLE;
       size_t elem = cf->is_int ? sizeof(int32_t) : sizeof(double);
-      char *base = (char *)field_ptr(p, cf) + first_local * cf->width * elem;
+      char *base = (char *)field_ptr(p, cf) + first_local * mem_width * elem;
       herr_t e = writing ? H5Dwrite(d, type, ms, fs, H5P_DEFAULT, base) : H5Dread(d, type, ms, fs, H5P_DEFAULT, base);
       if (e < 0) rc = dem_fail(err, errlen, "%s: HDF5 %s of /%s failed", path, writing ? "write" : "read", name);
       H5Sclose(ms);
@@ -271,7 +287,8 @@ static int ckpt_rows(const char *path, int writing, long offset, long n, const d
 
 int dem_output_checkpoint_write(const char *path, long offset, const dem_particles_t *p, char *err, size_t errlen)
 {
-  return ckpt_rows(path, 1, offset, (long)p->n, p, 0, err, errlen);
+  /* writing leaves the store as it is */
+  return ckpt_rows(path, 1, offset, (long)p->n, (dem_particles_t *)p, 0, err, errlen);
 }
 
 static int read_attr(hid_t obj, const char *name, hid_t type, void *v)
@@ -352,7 +369,7 @@ int dem_output_checkpoint_read(const char *path, long first, long count, dem_par
   if (ckpt_rows(path, 0, first, count, p, base, err, errlen)) return -1;
   /* slot partners are global ids; local indices are rebuilt by the next contact search */
   for (size_t i = base; i < base + (size_t)count; i++)
-    for (int k = 0; k < DEM_MAX_NEIGHBORS; k++) p->nbr_index[i * DEM_MAX_NEIGHBORS + (size_t)k] = -1 - DEM_WALL_COUNT;
+    for (int k = 0; k < p->slots; k++) p->nbr_index[i * (size_t)p->slots + (size_t)k] = -1 - DEM_WALL_COUNT;
   p->n = base + (size_t)count;
   return 0;
 }

@@ -1,29 +1,34 @@
-/* The particle store (see particles.h). Every array is page aligned (posix_memalign) so that
- * the OpenCL layer can wrap it with CL_MEM_USE_HOST_PTR: PoCL then works in place, a GPU
- * driver keeps one device copy. Growing reallocates (pointers change), after which the engine
- * must be told (dem_engine_resize). */
+/* The particle store (see particles.h). Every array is an anonymous private mapping: page
+ * aligned, so that the OpenCL layer can wrap it with CL_MEM_USE_HOST_PTR (PoCL then works in
+ * place, a GPU driver keeps one device copy), and zero pages that become resident only when
+ * written. Growing remaps (pointers may change), after which the engine must be told
+ * (dem_engine_resize). */
+#define _GNU_SOURCE /* mremap */
 #include "particles.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define DEM_PAGE 4096
 
-/* element size and count per particle of every array, in the order of the struct */
-typedef struct { size_t offset; size_t elem; size_t per; } dem_field_t;
+/* element size and count per particle of every array, in the order of the struct; `slotted`
+ * arrays hold `per` values per slot, p->slots slots per particle */
+typedef struct { size_t offset; size_t elem; size_t per; int slotted; } dem_field_t;
 
 static const dem_field_t dem_fields[] = {
-  {offsetof(dem_particles_t, id), sizeof(dem_gid_t), 1},
-  {offsetof(dem_particles_t, pos), sizeof(double), 3},
-  {offsetof(dem_particles_t, vel), sizeof(double), 3},
-  {offsetof(dem_particles_t, omega), sizeof(double), 3},
-  {offsetof(dem_particles_t, force), sizeof(double), 3},
-  {offsetof(dem_particles_t, torque), sizeof(double), 3},
-  {offsetof(dem_particles_t, radius), sizeof(double), 1},
-  {offsetof(dem_particles_t, nbr_count), sizeof(int32_t), 1},
-  {offsetof(dem_particles_t, nbr_index), sizeof(int32_t), DEM_MAX_NEIGHBORS},
-  {offsetof(dem_particles_t, nbr_gid), sizeof(dem_gid_t), DEM_MAX_NEIGHBORS},
-  {offsetof(dem_particles_t, spring), sizeof(double), 3 * DEM_MAX_NEIGHBORS},
+  {offsetof(dem_particles_t, id), sizeof(dem_gid_t), 1, 0},
+  {offsetof(dem_particles_t, pos), sizeof(double), 3, 0},
+  {offsetof(dem_particles_t, vel), sizeof(double), 3, 0},
+  {offsetof(dem_particles_t, omega), sizeof(double), 3, 0},
+  {offsetof(dem_particles_t, force), sizeof(double), 3, 0},
+  {offsetof(dem_particles_t, torque), sizeof(double), 3, 0},
+  {offsetof(dem_particles_t, radius), sizeof(double), 1, 0},
+  {offsetof(dem_particles_t, nbr_count), sizeof(int32_t), 1, 0},
+  {offsetof(dem_particles_t, nbr_index), sizeof(int32_t), 1, 1},
+  {offsetof(dem_particles_t, nbr_gid), sizeof(dem_gid_t), 1, 1},
+  {offsetof(dem_particles_t, spring), sizeof(double), 3, 1},
 };
 #define DEM_FIELD_COUNT (sizeof(dem_fields) / sizeof(dem_fields[0]))
 
@@ -32,20 +37,39 @@ static void **dem_field_ptr(dem_particles_t *p, size_t f)
   return (void **)((char *)p + dem_fields[f].offset);
 }
 
-static void *dem_aligned_zero(size_t bytes)
+/* bytes per particle of field f with `slots` slots */
+static size_t dem_row(size_t f, int slots)
 {
-  void *ptr = NULL;
-  /* never ask for 0 bytes: OpenCL rejects zero-sized buffers */
-  if (bytes == 0) bytes = DEM_PAGE;
-  if (posix_memalign(&ptr, DEM_PAGE, bytes) != 0) return NULL;
-  memset(ptr, 0, bytes);
-  return ptr;
+  return dem_fields[f].elem * dem_fields[f].per * (dem_fields[f].slotted ? (size_t)slots : 1);
+}
+
+/* bytes of the mapping that holds `bytes` (never 0: OpenCL rejects zero-sized buffers) */
+static size_t dem_map_len(size_t bytes)
+{
+  return bytes ? (bytes + DEM_PAGE - 1) / DEM_PAGE * DEM_PAGE : DEM_PAGE;
+}
+
+static void *dem_map(size_t bytes)
+{
+  void *ptr = mmap(NULL, dem_map_len(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return ptr == MAP_FAILED ? NULL : ptr;
+}
+
+/* grows a mapping from old_bytes to bytes (contents kept, the rest zero); NULL on failure, the
+ * old mapping then untouched */
+static void *dem_remap(void *old, size_t old_bytes, size_t bytes)
+{
+  if (!old) return dem_map(bytes);
+  if (dem_map_len(bytes) == dem_map_len(old_bytes)) return old;
+  void *ptr = mremap(old, dem_map_len(old_bytes), dem_map_len(bytes), MREMAP_MAYMOVE);
+  return ptr == MAP_FAILED ? NULL : ptr;
 }
 
 dem_particles_t *dem_particles_create(size_t cap)
 {
   dem_particles_t *p = calloc(1, sizeof(*p));
   if (!p) return NULL;
+  p->slots = DEM_INITIAL_SLOTS < DEM_MAX_NEIGHBORS ? DEM_INITIAL_SLOTS : DEM_MAX_NEIGHBORS;
   if (dem_particles_reserve(p, cap ? cap : 1) != 0) {
     dem_particles_destroy(&p);
     return NULL;
@@ -57,7 +81,10 @@ void dem_particles_destroy(dem_particles_t **pp)
 {
   if (!pp || !*pp) return;
   dem_particles_t *p = *pp;
-  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) free(*dem_field_ptr(p, f));
+  /* p->cap is that of every array; an array grown beyond it by a failed reserve is unmapped
+   * with its smaller length, which leaves a few pages mapped: that is only the error path */
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f)
+    if (*dem_field_ptr(p, f)) munmap(*dem_field_ptr(p, f), dem_map_len(p->cap * dem_row(f, p->slots)));
   free(p);
   *pp = NULL;
 }
@@ -65,28 +92,74 @@ void dem_particles_destroy(dem_particles_t **pp)
 int dem_particles_reserve(dem_particles_t *p, size_t cap)
 {
   if (cap <= p->cap) return 0;
-  /* one array at a time, so that growing costs at most one extra array (memory is the limit
-   * at 500,000 particles per process); on failure the arrays already grown are merely larger
-   * than p->cap, and the store stays valid at its old capacity */
+  /* one array at a time; on failure the arrays already grown are merely larger than p->cap,
+   * and the store stays valid at its old capacity */
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
-    void *fresh = dem_aligned_zero(cap * dem_fields[f].elem * dem_fields[f].per);
+    void **a = dem_field_ptr(p, f);
+    void *fresh = dem_remap(*a, p->cap * dem_row(f, p->slots), cap * dem_row(f, p->slots));
     if (!fresh) return -1;
-    void **old = dem_field_ptr(p, f);
-    if (*old && p->cap) memcpy(fresh, *old, p->cap * dem_fields[f].elem * dem_fields[f].per);
-    free(*old);
-    *old = fresh;
+    *a = fresh;
   }
   p->cap = cap;
+  return 0;
+}
+
+int dem_particles_set_slots(dem_particles_t *p, int slots)
+{
+  if (slots < 1 || slots > DEM_MAX_NEIGHBORS) return -1;
+  if (slots == p->slots) return 0;
+  for (size_t i = 0; i < p->n; ++i)
+    if (p->nbr_count[i] > slots) return -1;
+  const int old = p->slots;
+  if (slots > old) {
+    /* grow every slotted array first, then move rows from the last particle down: a row's new
+     * place starts at or after its old one, so no row is overwritten before it has moved */
+    for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+      if (!dem_fields[f].slotted) continue;
+      void **a = dem_field_ptr(p, f);
+      void *fresh = dem_remap(*a, p->cap * dem_row(f, old), p->cap * dem_row(f, slots));
+      if (!fresh) return -1; /* arrays grown so far keep their old layout: still valid */
+      *a = fresh;
+    }
+    for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+      if (!dem_fields[f].slotted) continue;
+      char *a = *dem_field_ptr(p, f);
+      size_t from = dem_row(f, old), to = dem_row(f, slots);
+      for (size_t i = p->n; i-- > 1;) memmove(a + i * to, a + i * from, from);
+    }
+  } else {
+    /* shrink: rows move up, from the first particle on (the mappings keep their length, the
+     * tail is released when the store is destroyed or grown) */
+    for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+      if (!dem_fields[f].slotted) continue;
+      char *a = *dem_field_ptr(p, f);
+      size_t from = dem_row(f, old), to = dem_row(f, slots);
+      for (size_t i = 1; i < p->n; ++i) memmove(a + i * to, a + i * from, to);
+    }
+    /* keep the mapping lengths that destroy/reserve compute from cap * row consistent */
+    for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+      if (!dem_fields[f].slotted) continue;
+      size_t had = dem_map_len(p->cap * dem_row(f, old)), keep = dem_map_len(p->cap * dem_row(f, slots));
+      if (had > keep) munmap((char *)*dem_field_ptr(p, f) + keep, had - keep);
+    }
+  }
+  p->slots = slots;
   return 0;
 }
 
 void dem_particles_copy_one(dem_particles_t *to, size_t dst, const dem_particles_t *from, size_t src)
 {
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
-    size_t row = dem_fields[f].elem * dem_fields[f].per;
     char *d = *(char **)((char *)to + dem_fields[f].offset);
     const char *s = *(char *const *)((const char *)from + dem_fields[f].offset);
-    memcpy(d + dst * row, s + src * row, row);
+    if (!dem_fields[f].slotted) {
+      size_t row = dem_row(f, 1);
+      memcpy(d + dst * row, s + src * row, row);
+    } else {
+      /* the used slots only: strides may differ, and unused slots are never read */
+      size_t per = dem_fields[f].elem * dem_fields[f].per, used = (size_t)from->nbr_count[src];
+      memcpy(d + dst * per * (size_t)to->slots, s + src * per * (size_t)from->slots, used * per);
+    }
   }
 }
 
@@ -94,22 +167,46 @@ int dem_particles_permute(dem_particles_t *p, const size_t *perm, size_t n)
 {
   size_t widest = 0;
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f)
-    if (dem_fields[f].elem * dem_fields[f].per > widest) widest = dem_fields[f].elem * dem_fields[f].per;
-  char *tmp = malloc(n ? n * widest : 1);
-  if (!tmp) return -1;
-  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
-    size_t row = dem_fields[f].elem * dem_fields[f].per;
-    char *a = *dem_field_ptr(p, f);
-    for (size_t k = 0; k < n; ++k) memcpy(tmp + k * row, a + perm[k] * row, row);
-    memcpy(a, tmp, n * row);
+    if (dem_row(f, p->slots) > widest) widest = dem_row(f, p->slots);
+  const size_t word = 8 * sizeof(uint64_t);
+  uint64_t *done = malloc((n / word + 1) * sizeof *done);
+  char *tmp = malloc(widest ? widest : 1);
+  if (!done || !tmp) {
+    free(done);
+    free(tmp);
+    return -1;
   }
+  /* cycle by cycle: the row at the cycle's start is saved, each place then takes its row from
+   * perm[k], and the last place takes the saved row */
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+    size_t row = dem_row(f, p->slots);
+    char *a = *dem_field_ptr(p, f);
+    memset(done, 0, (n / word + 1) * sizeof *done);
+    for (size_t s = 0; s < n; ++s) {
+      if (done[s / word] >> (s % word) & 1) continue;
+      if (perm[s] == s) continue;
+      memcpy(tmp, a + s * row, row);
+      size_t k = s;
+      for (;;) {
+        done[k / word] |= (uint64_t)1 << (k % word);
+        size_t from = perm[k];
+        if (from == s) {
+          memcpy(a + k * row, tmp, row);
+          break;
+        }
+        memcpy(a + k * row, a + from * row, row);
+        k = from;
+      }
+    }
+  }
+  free(done);
   free(tmp);
   return 0;
 }
 
-size_t dem_particles_bytes_per_particle(void)
+size_t dem_particles_bytes_per_particle(int slots)
 {
   size_t bytes = 0;
-  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) bytes += dem_fields[f].elem * dem_fields[f].per;
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) bytes += dem_row(f, slots);
   return bytes;
 }

@@ -6,16 +6,25 @@
  * alignment so that the OpenCL layer can wrap it with CL_MEM_USE_HOST_PTR (zero copy on a
  * CPU device, one device copy on a GPU).
  *
- * Contacts and neighbours: each particle has DEM_MAX_NEIGHBORS slots. Slot k of particle i
- * (index i*DEM_MAX_NEIGHBORS + k, k < nbr_count[i]) holds one partner within the search
- * cutoff (r_i + r_j + skin for particles, r_i + skin for walls):
+ * Contacts and neighbours: each particle has p->slots slots (the store's slot stride, chosen at
+ * run time: it grows, up to DEM_MAX_NEIGHBORS, when a contact search finds a particle with more
+ * partners, see dem_particles_set_slots). Slot k of particle i (index i*p->slots + k, k <
+ * nbr_count[i]) holds one partner within the search cutoff (r_i + r_j + skin for particles,
+ * r_i + skin for walls):
  *   nbr_index : local index of the partner particle, or -1 - w for wall w (0..5, see dem_wall_t)
  *   nbr_gid   : the partner's global id, or -1 - w for wall w; slots are sorted by nbr_gid
  *               ascending (walls first), which fixes the order in which forces are summed
  *   spring    : the accumulated tangential displacement (m, 3 doubles) of that contact, the
  *               contact history; zero when the pair is not in contact
  * The slots belong to the particle and move with it (migration, restart). Ghosts have no
- * slots of their own (their forces are computed by their owner). */
+ * slots of their own (their forces are computed by their owner): their rows of the slot arrays
+ * are never written.
+ *
+ * Memory: every array is an anonymous mapping (page aligned, zero, and resident only where
+ * written), grown with mremap. Capacity kept in reserve (growth margins, ghost rows of the slot
+ * arrays, slots beyond the stride) therefore costs address space, not memory: at 500,000
+ * particles in a lattice (6 partners each) the store takes 328 bytes per particle where a fixed
+ * 12 slots took 520. */
 #ifndef DEMSIM_SOLVER_PARTICLES_H
 #define DEMSIM_SOLVER_PARTICLES_H
 
@@ -23,8 +32,11 @@
 #include <stdint.h>
 
 #ifndef DEM_MAX_NEIGHBORS
-#define DEM_MAX_NEIGHBORS 12
+#define DEM_MAX_NEIGHBORS 12 /* the most slots a particle may need (kernels keep this many in registers) */
 #endif
+/* the slot stride of a new store: the partners of a particle in a simple cubic lattice (6
+ * particles, or walls in their place); denser packings grow it at their first search */
+#define DEM_INITIAL_SLOTS 6
 
 typedef int32_t dem_gid_t; /* global particle id, 0-based; at most 2^31 - 1 particles */
 
@@ -44,9 +56,10 @@ typedef struct dem_particles {
   double *torque;  /* N m, 3 per particle */
   double *radius;  /* m */
   int32_t *nbr_count;  /* used slots, per particle */
-  int32_t *nbr_index;  /* DEM_MAX_NEIGHBORS per particle, see above */
-  dem_gid_t *nbr_gid;  /* DEM_MAX_NEIGHBORS per particle */
-  double *spring;      /* m, 3 * DEM_MAX_NEIGHBORS per particle */
+  int32_t *nbr_index;  /* slots per particle, see above */
+  dem_gid_t *nbr_gid;  /* slots per particle */
+  double *spring;      /* m, 3 * slots per particle */
+  int slots;           /* slot stride: slots per particle, 1..DEM_MAX_NEIGHBORS */
 } dem_particles_t;
 
 /* Allocates a store able to hold cap particles (owned + ghosts), all fields zero.
@@ -56,14 +69,19 @@ dem_particles_t *dem_particles_create(size_t cap);
 void dem_particles_destroy(dem_particles_t **p);
 /* Grows every array to hold at least cap particles, keeping contents. 0 on success. */
 int dem_particles_reserve(dem_particles_t *p, size_t cap);
-/* Copies particle src of `from` (all fields, slots included) into index dst of `to`. */
+/* Changes the slot stride to `slots` (1..DEM_MAX_NEIGHBORS), moving the used slots of the
+ * owned particles [0, n) in place; slots must be >= every owned particle's nbr_count. 0, or -1
+ * when out of memory or out of range (the store is then unchanged). */
+int dem_particles_set_slots(dem_particles_t *p, int slots);
+/* Copies particle src of `from` (all fields, slots included) into index dst of `to`; the
+ * destination's stride must hold the source's nbr_count slots. */
 void dem_particles_copy_one(dem_particles_t *to, size_t dst, const dem_particles_t *from, size_t src);
 /* Reorders particles [0, n): particle perm[k] moves to index k (perm is a permutation of
- * 0..n-1). Field by field through one scratch array of n rows of the widest field, freed
- * before returning: a fraction of what a second store would take. 0, or -1 when out of
- * memory (the store is then unchanged). */
+ * 0..n-1). In place, cycle by cycle, field by field, with one bit per particle of scratch. 0,
+ * or -1 when out of memory (the store is then unchanged). */
 int dem_particles_permute(dem_particles_t *p, const size_t *perm, size_t n);
-/* Bytes of per-particle storage (all arrays), for memory accounting. */
-size_t dem_particles_bytes_per_particle(void);
+/* Bytes of per-particle storage (all arrays) of a store with `slots` slots per particle, for
+ * memory and cost accounting. */
+size_t dem_particles_bytes_per_particle(int slots);
 
 #endif

@@ -32,17 +32,22 @@
 #include "simulation.h"
 
 /* One migrating particle, packed with memcpy at these byte offsets (no struct padding games):
- * id, nbr_count, radius, pos, vel, omega, force, torque, nbr_gid[], spring[]. force and torque
- * travel too: velocity Verlet's next kick uses the force of the previous step. */
+ * id, nbr_count, radius, pos, vel, omega, force, torque, then its count used slots: nbr_gid[count]
+ * and spring[3 * count] (a record's size depends on its count: rec_size). force and torque travel
+ * too: velocity Verlet's next kick uses the force of the previous step. */
 enum {
   REC_ID = 0,
   REC_COUNT = 4,
   REC_DOUBLES = 8, /* radius, pos[3], vel[3], omega[3], force[3], torque[3] */
   REC_NDOUBLES = 16,
-  REC_GID = REC_DOUBLES + 8 * REC_NDOUBLES,
-  REC_SPRING = REC_GID + 4 * DEM_MAX_NEIGHBORS,
-  REC_SIZE = REC_SPRING + 8 * 3 * DEM_MAX_NEIGHBORS
+  REC_GID = REC_DOUBLES + 8 * REC_NDOUBLES
 };
+
+/* bytes of the record of a particle with count slots in use, a multiple of 8 */
+static int rec_size(int32_t count)
+{
+  return (REC_GID + 28 * count + 7) / 8 * 8;
+}
 
 struct dem_partition {
   struct Zoltan_Struct *zz; /* NULL on one rank */
@@ -53,6 +58,7 @@ struct dem_partition {
   size_t exported_cap;
   int failed;               /* a callback ran out of memory */
   size_t imported;          /* particles unpacked by the last migration */
+  size_t migrated_bytes;    /* bytes of the records it packed and unpacked */
   int *procs;               /* one entry per rank, for Zoltan_LB_Box_Assign */
 };
 
@@ -99,8 +105,9 @@ static void cb_geom_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR
 static void cb_obj_size_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids,
                               int *sizes, int *ierr)
 {
-  (void)data; (void)ngid; (void)nlid; (void)gids; (void)lids;
-  for (int k = 0; k < num; k++) sizes[k] = REC_SIZE;
+  const dem_partition_t *pt = data;
+  (void)ngid; (void)nlid; (void)gids;
+  for (int k = 0; k < num; k++) sizes[k] = rec_size(pt->sim->p->nbr_count[lids[k]]);
   *ierr = ZOLTAN_OK;
 }
 
@@ -117,8 +124,10 @@ static void pack_one(const dem_particles_t *p, size_t i, char *rec)
   memcpy(d + 10, p->force + 3 * i, 3 * sizeof(double));
   memcpy(d + 13, p->torque + 3 * i, 3 * sizeof(double));
   memcpy(rec + REC_DOUBLES, d, sizeof d);
-  memcpy(rec + REC_GID, p->nbr_gid + i * DEM_MAX_NEIGHBORS, 4 * DEM_MAX_NEIGHBORS);
-  memcpy(rec + REC_SPRING, p->spring + 3 * i * DEM_MAX_NEIGHBORS, 8 * 3 * DEM_MAX_NEIGHBORS);
+  const size_t s = (size_t)p->slots;
+  memset(rec + REC_GID, 0, (size_t)(rec_size(count) - REC_GID)); /* the padding too */
+  memcpy(rec + REC_GID, p->nbr_gid + i * s, 4 * (size_t)count);
+  memcpy(rec + REC_GID + 4 * count, p->spring + 3 * i * s, 8 * 3 * (size_t)count);
 }
 
 static void unpack_one(dem_particles_t *p, size_t i, const char *rec)
@@ -135,8 +144,10 @@ static void unpack_one(dem_particles_t *p, size_t i, const char *rec)
   memcpy(p->omega + 3 * i, d + 7, 3 * sizeof(double));
   memcpy(p->force + 3 * i, d + 10, 3 * sizeof(double));
   memcpy(p->torque + 3 * i, d + 13, 3 * sizeof(double));
-  memcpy(p->nbr_gid + i * DEM_MAX_NEIGHBORS, rec + REC_GID, 4 * DEM_MAX_NEIGHBORS);
-  memcpy(p->spring + 3 * i * DEM_MAX_NEIGHBORS, rec + REC_SPRING, 8 * 3 * DEM_MAX_NEIGHBORS);
+  /* the caller made the slots wide enough for count */
+  const size_t s = (size_t)p->slots;
+  memcpy(p->nbr_gid + i * s, rec + REC_GID, 4 * (size_t)count);
+  memcpy(p->spring + 3 * i * s, rec + REC_GID + 4 * count, 8 * 3 * (size_t)count);
 }
 
 static void cb_pack_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids,
@@ -144,11 +155,12 @@ static void cb_pack_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR
 {
   dem_partition_t *pt = data;
   const dem_particles_t *p = pt->sim->p;
-  (void)ngid; (void)nlid; (void)gids; (void)dest; (void)sizes;
+  (void)ngid; (void)nlid; (void)gids; (void)dest;
   for (int k = 0; k < num; k++) {
     size_t i = (size_t)lids[k];
     pack_one(p, i, buf + index[k]);
     pt->exported[i] = 1;
+    pt->migrated_bytes += (size_t)sizes[k];
   }
   *ierr = ZOLTAN_OK;
 }
@@ -178,15 +190,23 @@ static void cb_unpack_multi(void *data, int ngid, int num, ZOLTAN_ID_PTR gids, i
 {
   dem_partition_t *pt = data;
   dem_particles_t *p = pt->sim->p;
-  (void)ngid; (void)gids; (void)sizes;
+  (void)ngid; (void)gids;
   size_t need = p->n + (size_t)num;
-  if (need > p->cap && dem_particles_reserve(p, need + need / 8 + 16)) {
+  /* an arriving particle may have more slots in use than this rank's stride holds */
+  int widest = p->slots;
+  for (int k = 0; k < num; k++) {
+    int32_t count;
+    memcpy(&count, buf + index[k] + REC_COUNT, 4);
+    if (count > widest) widest = count;
+  }
+  if ((need > p->cap && dem_particles_reserve(p, need + need / 8 + 16)) || dem_particles_set_slots(p, widest)) {
     pt->failed = 1;
     *ierr = ZOLTAN_MEMERR;
     return;
   }
   for (int k = 0; k < num; k++) unpack_one(p, p->n++, buf + index[k]);
   pt->imported += (size_t)num;
+  for (int k = 0; k < num; k++) pt->migrated_bytes += (size_t)sizes[k];
   *ierr = ZOLTAN_OK;
 }
 
@@ -314,6 +334,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   if (pt->exported) memset(pt->exported, 0, p->n);
   pt->failed = 0;
   pt->imported = 0;
+  pt->migrated_bytes = 0;
   /* every rank calls Zoltan_Migrate (it is collective), even with nothing to move */
   rc = bad ? ZOLTAN_MEMERR
            : Zoltan_Migrate(pt->zz, -1, NULL, NULL, NULL, NULL, nexp, egids, elids, eprocs, eparts);
@@ -326,8 +347,8 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
 
   /* the records packed here and unpacked here, plus compacting the store */
   w = (dem_work_t){.kind = DEM_WORK_PACK,
-                   .bytes = (double)REC_SIZE * ((double)nexp + (double)pt->imported) +
-                            (double)dem_particles_bytes_per_particle() * (double)p->n};
+                   .bytes = (double)pt->migrated_bytes +
+                            (double)dem_particles_bytes_per_particle(p->slots) * (double)p->n};
   dem_clock_charge(&w);
 
   if (dem_engine_resize(sim->engine) || dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n))

@@ -93,10 +93,14 @@ dem_search_result_t dem_ref_search(dem_particles_t *p, const dem_params_t *prm, 
       res.overflow_count = count;
     }
     int used = count < DEM_MAX_NEIGHBORS ? count : DEM_MAX_NEIGHBORS;
+    if (used > p->slots) { /* slots left as they were: the caller widens them and searches again */
+      if (used > res.unfit) res.unfit = used;
+      continue;
+    }
 
     /* history: both lists are gid-sorted, so one merge walk finds each kept partner's spring */
     double nspring[3 * DEM_MAX_NEIGHBORS];
-    const size_t base = i * DEM_MAX_NEIGHBORS;
+    const size_t base = i * (size_t)p->slots;
     int old_count = p->nbr_count[i];
     int m = 0;
     for (int k = 0; k < used; ++k) {
@@ -214,7 +218,7 @@ dem_force_result_t dem_ref_forces(dem_particles_t *p, const dem_params_t *prm)
     const double *xi = p->pos + 3 * i, *vi = p->vel + 3 * i, *wi = p->omega + 3 * i;
     const double ri = p->radius[i];
     const double mi = dem_ref_mass(mf, ri);
-    const size_t base = i * DEM_MAX_NEIGHBORS;
+    const size_t base = i * (size_t)p->slots;
     for (int k = 0; k < p->nbr_count[i]; ++k) {
       int32_t j = p->nbr_index[base + k];
       if (j < 0) continue; /* walls: dem_ref_boundaries */
@@ -260,7 +264,7 @@ dem_force_result_t dem_ref_boundaries(dem_particles_t *p, const dem_params_t *pr
     double *f = p->force + 3 * i, *t = p->torque + 3 * i;
     const double *xi = p->pos + 3 * i, *vi = p->vel + 3 * i, *wi = p->omega + 3 * i;
     const double ri = p->radius[i];
-    const size_t base = i * DEM_MAX_NEIGHBORS;
+    const size_t base = i * (size_t)p->slots;
     for (int k = 0; k < p->nbr_count[i]; ++k) {
       int32_t j = p->nbr_index[base + k];
       if (j >= 0) continue;

@@ -24,6 +24,8 @@ typedef struct dem_search_result {
   int overflow;          /* 1 when some particle has more than DEM_MAX_NEIGHBORS partners */
   dem_gid_t overflow_gid;  /* its global id */
   int overflow_count;    /* how many partners it has */
+  int unfit;             /* the largest partner count of the particles with more partners than
+                            p->slots, whose slots were left as they were; 0 when all fit */
 } dem_search_result_t;
 
 /* What a force step did: slots visited and slots in contact (overlap > 0). */

@@ -37,7 +37,7 @@ static int check_one(const dem_sim_t *sim, size_t i, double limit, char *msg, si
     }
   }
   for (int k = 0; k < p->nbr_count[i]; k++) {
-    size_t slot = i * DEM_MAX_NEIGHBORS + (size_t)k;
+    size_t slot = i * (size_t)p->slots + (size_t)k;
     int j = p->nbr_index[slot];
     double ri = p->radius[i], overlap, rmin;
     if (j >= 0) {

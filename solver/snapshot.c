@@ -32,7 +32,7 @@ static int contacts_of(const dem_sim_t *sim, size_t i)
   const dem_particles_t *p = sim->p;
   int c = 0;
   for (int k = 0; k < p->nbr_count[i]; k++) {
-    int j = p->nbr_index[i * DEM_MAX_NEIGHBORS + (size_t)k];
+    int j = p->nbr_index[i * (size_t)p->slots + (size_t)k];
     if (j >= 0) {
       double d2 = 0.0;
       for (int a = 0; a < 3; a++) {

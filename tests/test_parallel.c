@@ -84,7 +84,7 @@ static void make_record(const dem_sim_t *sim, size_t i, rec_t *r)
       dem_partition_part_box(sim->partition, sim->rank, lo, hi) == 0)
     for (int a = 0; a < 3; a++) r->crossed |= r->pos[a] < lo[a] || r->pos[a] > hi[a];
   for (int k = 0; k < p->nbr_count[i]; k++) {
-    size_t s = i * DEM_MAX_NEIGHBORS + (size_t)k;
+    size_t s = i * (size_t)p->slots + (size_t)k;
     int32_t j = p->nbr_index[s];
     if (j < 0) continue;
     double d2 = 0;
@@ -296,8 +296,9 @@ static void test_repartition_keeps_springs(void)
     mine[i].id = p->id[i];
     mine[i].owner = rank;
     mine[i].ncontact = p->nbr_count[i];
-    memcpy(mine[i].gid, p->nbr_gid + (size_t)i * DEM_MAX_NEIGHBORS, sizeof mine[i].gid);
-    memcpy(mine[i].spring, p->spring + (size_t)i * 3 * DEM_MAX_NEIGHBORS, sizeof mine[i].spring);
+    /* the used slots (the rest stay zero) */
+    memcpy(mine[i].gid, p->nbr_gid + (size_t)i * (size_t)p->slots, (size_t)p->nbr_count[i] * sizeof(dem_gid_t));
+    memcpy(mine[i].spring, p->spring + (size_t)i * 3 * (size_t)p->slots, (size_t)p->nbr_count[i] * 3 * sizeof(double));
   }
   long total = 0;
   rec_t *after = gather_bytes(mine, (long)n * (long)sizeof(rec_t), &total);

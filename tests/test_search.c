@@ -37,8 +37,8 @@ static int check_against_brute(const dem_particles_t *p, const dem_params_t *prm
   for (size_t i = 0; i < p->n; ++i) {
     dem_gid_t want[DEM_MAX_NEIGHBORS];
     int count = dem_ref_brute_neighbors(p, prm, i, want, DEM_MAX_NEIGHBORS);
-    const size_t base = i * DEM_MAX_NEIGHBORS;
-    int ok = count == p->nbr_count[i];
+    const size_t base = i * (size_t)p->slots;
+    int ok = count == p->nbr_count[i] && count <= p->slots;
     for (int k = 0; ok && k < count; ++k) {
       int32_t j = p->nbr_index[base + k];
       ok = p->nbr_gid[base + k] == want[k] && (j < 0 ? j == want[k] : p->id[j] == want[k]) &&
@@ -140,7 +140,7 @@ static void check_boundaries(dem_backend_t backend)
   /* inner particles have exactly their two x neighbours */
   size_t mid = (size_t)(2 * ny * nx + 2 * nx + 5);
   int particles = 0;
-  for (int k = 0; k < p->nbr_count[mid]; ++k) particles += p->nbr_index[mid * DEM_MAX_NEIGHBORS + k] >= 0;
+  for (int k = 0; k < p->nbr_count[mid]; ++k) particles += p->nbr_index[mid * (size_t)p->slots + k] >= 0;
   CU_ASSERT_EQUAL(particles, 2);
   dem_engine_destroy(&e);
   dem_particles_destroy(&p);
@@ -160,15 +160,16 @@ static void check_history(dem_backend_t backend)
   CU_ASSERT_EQUAL_FATAL(dem_engine_pull(e, DEM_F_SLOTS, 0, p->n), 0);
   /* remember the partners, and tag every spring with (own gid, partner gid, 1) */
   int32_t *old_count = malloc(p->n * sizeof(int32_t));
-  dem_gid_t *old_gid = malloc(p->n * DEM_MAX_NEIGHBORS * sizeof(dem_gid_t));
+  const size_t old_slots = (size_t)p->slots; /* the second search may widen the stride */
+  dem_gid_t *old_gid = malloc(p->n * old_slots * sizeof(dem_gid_t));
   CU_ASSERT_FATAL(old_count && old_gid);
   memcpy(old_count, p->nbr_count, p->n * sizeof(int32_t));
-  memcpy(old_gid, p->nbr_gid, p->n * DEM_MAX_NEIGHBORS * sizeof(dem_gid_t));
+  memcpy(old_gid, p->nbr_gid, p->n * old_slots * sizeof(dem_gid_t));
   for (size_t i = 0; i < p->n; ++i)
     for (int k = 0; k < p->nbr_count[i]; ++k) {
-      double *s = p->spring + 3 * (i * DEM_MAX_NEIGHBORS + k);
+      double *s = p->spring + 3 * (i * old_slots + k);
       s[0] = p->id[i];
-      s[1] = p->nbr_gid[i * DEM_MAX_NEIGHBORS + k];
+      s[1] = p->nbr_gid[i * old_slots + k];
       s[2] = 1.0;
     }
   /* move every particle a little: some pairs leave, some come */
@@ -182,13 +183,13 @@ static void check_history(dem_backend_t backend)
   int kept = 0, fresh = 0, bad = 0;
   for (size_t i = 0; i < p->n; ++i)
     for (int k = 0; k < p->nbr_count[i]; ++k) {
-      const double *sp = p->spring + 3 * (i * DEM_MAX_NEIGHBORS + k);
+      const size_t slot = i * (size_t)p->slots + (size_t)k;
+      const double *sp = p->spring + 3 * slot;
       int listed_before = 0;
-      for (int m = 0; m < old_count[i]; ++m)
-        listed_before |= old_gid[i * DEM_MAX_NEIGHBORS + m] == p->nbr_gid[i * DEM_MAX_NEIGHBORS + k];
+      for (int m = 0; m < old_count[i]; ++m) listed_before |= old_gid[i * old_slots + m] == p->nbr_gid[slot];
       if (listed_before) {
         kept++;
-        bad += sp[0] != p->id[i] || sp[1] != p->nbr_gid[i * DEM_MAX_NEIGHBORS + k];
+        bad += sp[0] != p->id[i] || sp[1] != p->nbr_gid[slot];
       } else {
         fresh++;
         bad += sp[0] != 0.0 || sp[1] != 0.0 || sp[2] != 0.0;
@@ -196,7 +197,8 @@ static void check_history(dem_backend_t backend)
     }
   double pairs = 0;
   CU_ASSERT_EQUAL(check_against_brute(p, &prm, &pairs), 0);
-  printf("\n    %d springs carried, %d new partners", kept, fresh);
+  printf("\n    %d springs carried, %d new partners, %d slots per particle", kept, fresh, p->slots);
+  CU_ASSERT(p->slots > DEM_INITIAL_SLOTS); /* the searches widened the slots, keeping the springs */
   CU_ASSERT_EQUAL(bad, 0);
   CU_ASSERT(kept > 0 && fresh > 0);
   free(old_count);
@@ -275,17 +277,19 @@ static void test_store(void)
 {
   dem_particles_t *p = dem_particles_create(10);
   CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  const size_t m = (size_t)p->slots;
   for (size_t i = 0; i < 10; ++i) {
     p->id[i] = (dem_gid_t)(100 + i);
     p->pos[3 * i + 2] = (double)i;
-    p->spring[3 * (i * DEM_MAX_NEIGHBORS + DEM_MAX_NEIGHBORS - 1) + 2] = -(double)i;
+    p->nbr_count[i] = (int32_t)m;
+    p->spring[3 * (i * m + m - 1) + 2] = -(double)i;
   }
   CU_ASSERT_EQUAL_FATAL(dem_particles_reserve(p, 5000), 0);
   CU_ASSERT_EQUAL(p->cap, 5000);
   int ok = 1;
   for (size_t i = 0; i < 10; ++i)
     ok &= p->id[i] == (dem_gid_t)(100 + i) && p->pos[3 * i + 2] == (double)i &&
-          p->spring[3 * (i * DEM_MAX_NEIGHBORS + DEM_MAX_NEIGHBORS - 1) + 2] == -(double)i;
+          p->spring[3 * (i * m + m - 1) + 2] == -(double)i;
   CU_ASSERT(ok);
   CU_ASSERT(p->vel[3 * 4999] == 0.0 && p->nbr_count[4999] == 0);
   CU_ASSERT_EQUAL((uintptr_t)p->pos % 4096, 0);
@@ -293,10 +297,10 @@ static void test_store(void)
   CU_ASSERT_EQUAL((uintptr_t)p->nbr_gid % 4096, 0);
   dem_particles_t *q = dem_particles_create(3);
   dem_particles_copy_one(q, 2, p, 7);
-  CU_ASSERT(q->id[2] == 107 && q->pos[8] == 7.0 && q->spring[3 * (2 * DEM_MAX_NEIGHBORS + DEM_MAX_NEIGHBORS - 1) + 2] == -7.0);
-  CU_ASSERT_EQUAL(dem_particles_bytes_per_particle(),
+  CU_ASSERT(q->id[2] == 107 && q->pos[8] == 7.0 && q->spring[3 * (2 * m + m - 1) + 2] == -7.0);
+  CU_ASSERT_EQUAL(dem_particles_bytes_per_particle(p->slots),
                   sizeof(dem_gid_t) + 16 * sizeof(double) + sizeof(int32_t) +
-                      DEM_MAX_NEIGHBORS * (sizeof(int32_t) + sizeof(dem_gid_t) + 3 * sizeof(double)));
+                      m * (sizeof(int32_t) + sizeof(dem_gid_t) + 3 * sizeof(double)));
   dem_particles_destroy(&q);
   dem_particles_destroy(&p);
   CU_ASSERT_PTR_NULL(p);
