@@ -116,49 +116,151 @@ static int write_xdmf(const char *base, hid_t file, char *err, size_t errlen)
   return 0;
 }
 
-int dem_output_write_frame(const char *base, const dem_output_frame_t *fr, int create, char *err, size_t errlen)
+/* the datasets of a frame, in the order of the columns of dem_output_frame_t */
+static const struct { const char *name; int vec; int is_int; } frame_sets[] = {
+  {"ParticleIDs", 0, 1}, {"Owner", 0, 1}, {"Contacts", 0, 1}, {"Radius", 0, 0},
+  {"Coordinates", 1, 0}, {"Velocities", 1, 0}, {"AngularVelocities", 1, 0},
+};
+#define N_FRAME_SETS (sizeof frame_sets / sizeof frame_sets[0])
+
+struct dem_output_frame_writer {
+  char base[1024], path[1100], tmp[1110];
+  hid_t file, group;
+  hid_t sets[N_FRAME_SETS];
+  size_t n;
+};
+
+static void frame_writer_free(dem_output_frame_writer_t *w, int remove_tmp)
 {
-  char path[1100], tmp[1110];
-  snprintf(path, sizeof path, "%s.h5", base);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  for (size_t k = 0; k < N_FRAME_SETS; k++)
+    if (w->sets[k] >= 0) H5Dclose(w->sets[k]);
+  if (w->group >= 0) H5Gclose(w->group);
+  if (w->file >= 0) H5Fclose(w->file);
+  if (remove_tmp) unlink(w->tmp);
+  free(w);
+}
+
+dem_output_frame_writer_t *dem_output_frame_open(const char *base, long step, double time, size_t n, int create,
+                                                 char *err, size_t errlen)
+{
+  dem_output_frame_writer_t *w = calloc(1, sizeof *w);
+  if (!w) {
+    dem_fail(err, errlen, "out of memory");
+    return NULL;
+  }
+  w->file = w->group = -1;
+  for (size_t k = 0; k < N_FRAME_SETS; k++) w->sets[k] = -1;
+  w->n = n;
+  snprintf(w->base, sizeof w->base, "%s", base);
+  snprintf(w->path, sizeof w->path, "%s.h5", base);
+  snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->path);
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   /* work on a copy, then rename: a run killed while writing leaves the previous file whole */
-  if (!create && access(path, R_OK) == 0) {
-    if (copy_file(path, tmp)) return dem_fail(err, errlen, "%s: cannot copy to %s", path, tmp);
+  if (!create && access(w->path, R_OK) == 0) {
+    if (copy_file(w->path, w->tmp)) {
+      dem_fail(err, errlen, "%s: cannot copy to %s", w->path, w->tmp);
+      frame_writer_free(w, 1);
+      return NULL;
+    }
   } else {
     create = 1;
   }
-  hid_t file = create ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) : H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT);
-  if (file < 0) return dem_fail(err, errlen, "%s: HDF5 cannot create/open it", tmp);
-  char gname[32];
-  snprintf(gname, sizeof gname, "Step%06ld", fr->step);
-  if (H5Lexists(file, gname, H5P_DEFAULT) > 0) H5Ldelete(file, gname, H5P_DEFAULT);
-  hid_t g = H5Gcreate2(file, gname, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  int rc = g < 0 ? -1 : 0;
-  size_t n = fr->n;
-  hsize_t d1[1] = {n}, d2[2] = {n, 3};
-  if (rc == 0) {
-    rc |= write_dataset(g, "ParticleIDs", H5T_NATIVE_INT32, 1, d1, fr->id);
-    rc |= write_dataset(g, "Owner", H5T_NATIVE_INT32, 1, d1, fr->owner);
-    rc |= write_dataset(g, "Contacts", H5T_NATIVE_INT32, 1, d1, fr->contacts);
-    rc |= write_dataset(g, "Radius", H5T_NATIVE_DOUBLE, 1, d1, fr->radius);
-    rc |= write_dataset(g, "Coordinates", H5T_NATIVE_DOUBLE, 2, d2, fr->pos);
-    rc |= write_dataset(g, "Velocities", H5T_NATIVE_DOUBLE, 2, d2, fr->vel);
-    rc |= write_dataset(g, "AngularVelocities", H5T_NATIVE_DOUBLE, 2, d2, fr->omega);
-    rc |= write_attr(g, "Time", H5T_NATIVE_DOUBLE, &fr->time);
-    rc |= write_attr(g, "Step", H5T_NATIVE_LONG, &fr->step);
-    rc |= write_string_attr(file, "Latest", gname);
+  w->file = create ? H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT) : H5Fopen(w->tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+  if (w->file < 0) {
+    dem_fail(err, errlen, "%s: HDF5 cannot create/open it", w->tmp);
+    frame_writer_free(w, 1);
+    return NULL;
   }
-  if (g >= 0) H5Gclose(g);
-  if (rc == 0) rc = write_xdmf(base, file, err, errlen) ? -2 : 0;
-  if (H5Fclose(file) < 0 && rc == 0) rc = -1;
-  if (rc == -1) dem_fail(err, errlen, "%s: HDF5 write failed", tmp);
+  char gname[32];
+  snprintf(gname, sizeof gname, "Step%06ld", step);
+  if (H5Lexists(w->file, gname, H5P_DEFAULT) > 0) H5Ldelete(w->file, gname, H5P_DEFAULT);
+  w->group = H5Gcreate2(w->file, gname, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = w->group < 0 ? -1 : 0;
+  for (size_t k = 0; k < N_FRAME_SETS && rc == 0; k++) {
+    hsize_t dims[2] = {n, 3};
+    hid_t space = H5Screate_simple(frame_sets[k].vec ? 2 : 1, dims, NULL);
+    w->sets[k] = space < 0 ? -1 : H5Dcreate2(w->group, frame_sets[k].name, frame_sets[k].is_int ? H5T_NATIVE_INT32 : H5T_NATIVE_DOUBLE,
+                                              space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (space >= 0) H5Sclose(space);
+    if (w->sets[k] < 0) rc = -1;
+  }
+  if (rc == 0) {
+    rc |= write_attr(w->group, "Time", H5T_NATIVE_DOUBLE, &time);
+    rc |= write_attr(w->group, "Step", H5T_NATIVE_LONG, &step);
+    rc |= write_string_attr(w->file, "Latest", gname);
+  }
   if (rc) {
-    unlink(tmp);
+    dem_fail(err, errlen, "%s: HDF5 write failed", w->tmp);
+    frame_writer_free(w, 1);
+    return NULL;
+  }
+  return w;
+}
+
+int dem_output_frame_rows(dem_output_frame_writer_t *w, size_t first, const dem_output_frame_t *rows, char *err,
+                          size_t errlen)
+{
+  if (rows->n == 0) return 0;
+  if (first + rows->n > w->n)
+    return dem_fail(err, errlen, "%s: rows [%zu, %zu) beyond the frame's %zu particles", w->tmp, first,
+                    first + rows->n, w->n);
+  const void *cols[N_FRAME_SETS] = {rows->id, rows->owner, rows->contacts, rows->radius,
+                                    rows->pos, rows->vel, rows->omega};
+  int rc = 0;
+  for (size_t k = 0; k < N_FRAME_SETS && rc == 0; k++) {
+    hsize_t start[2] = {first, 0}, count[2] = {rows->n, 3};
+    int rank = frame_sets[k].vec ? 2 : 1;
+    hid_t fs = H5Dget_space(w->sets[k]);
+    hid_t ms = H5Screate_simple(rank, count, NULL);
+    if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) < 0 ||
+        H5Dwrite(w->sets[k], frame_sets[k].is_int ? H5T_NATIVE_INT32 : H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT,
+                 cols[k]) < 0)
+      rc = dem_fail(err, errlen, "%s: HDF5 write of /%s rows [%zu, %zu) failed", w->tmp, frame_sets[k].name,
+                    first, first + rows->n);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+  }
+  return rc;
+}
+
+int dem_output_frame_close(dem_output_frame_writer_t **wp, int ok, char *err, size_t errlen)
+{
+  dem_output_frame_writer_t *w = *wp;
+  *wp = NULL;
+  if (!w) return -1;
+  for (size_t k = 0; k < N_FRAME_SETS; k++) {
+    if (w->sets[k] >= 0 && H5Dclose(w->sets[k]) < 0) ok = 0;
+    w->sets[k] = -1;
+  }
+  if (w->group >= 0 && H5Gclose(w->group) < 0) ok = 0;
+  w->group = -1;
+  if (!ok) {
+    frame_writer_free(w, 1);
     return -1;
   }
-  if (rename(tmp, path)) return dem_fail(err, errlen, "%s: cannot rename to %s", tmp, path);
+  int rc = write_xdmf(w->base, w->file, err, errlen) ? -2 : 0;
+  if (H5Fclose(w->file) < 0 && rc == 0) rc = -1;
+  w->file = -1;
+  if (rc == -1) dem_fail(err, errlen, "%s: HDF5 write failed", w->tmp);
+  if (rc) {
+    frame_writer_free(w, 1);
+    return -1;
+  }
+  if (rename(w->tmp, w->path)) {
+    dem_fail(err, errlen, "%s: cannot rename to %s", w->tmp, w->path);
+    frame_writer_free(w, 1);
+    return -1;
+  }
+  frame_writer_free(w, 0);
   return 0;
+}
+
+int dem_output_write_frame(const char *base, const dem_output_frame_t *fr, int create, char *err, size_t errlen)
+{
+  dem_output_frame_writer_t *w = dem_output_frame_open(base, fr->step, fr->time, fr->n, create, err, errlen);
+  if (!w) return -1;
+  int ok = dem_output_frame_rows(w, 0, fr, err, errlen) == 0;
+  return dem_output_frame_close(&w, ok, err, errlen);
 }
 
 /* ---- checkpoints ---------------------------------------------------------------------- */

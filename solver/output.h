@@ -29,6 +29,17 @@ typedef struct dem_output_frame {
  * XDMF sidecar path.xmf listing every frame in the file. 0, or -1 with a message. */
 int dem_output_write_frame(const char *path_base, const dem_output_frame_t *f, int create, char *err, size_t errlen);
 
+/* The same, a block of rows at a time (a writer need not hold the whole frame): open creates
+ * the step group with datasets of n rows (in a copy of the file), rows writes f->n rows from
+ * row `first` (f->step and f->time unused), close with ok = 1 writes the XDMF sidecar and puts
+ * the file in place; with ok = 0, or on any error, the previous file is left as it was. */
+typedef struct dem_output_frame_writer dem_output_frame_writer_t;
+dem_output_frame_writer_t *dem_output_frame_open(const char *path_base, long step, double time, size_t n, int create,
+                                                 char *err, size_t errlen);
+int dem_output_frame_rows(dem_output_frame_writer_t *w, size_t first, const dem_output_frame_t *f, char *err,
+                          size_t errlen);
+int dem_output_frame_close(dem_output_frame_writer_t **w, int ok, char *err, size_t errlen);
+
 #endif
 
 /* ---- checkpoints --------------------------------------------------------------------------

@@ -80,6 +80,8 @@ static const key_def_t keys[] = {
   {"output.dir", K_STRING, OFF(out_dir), SZ(out_dir), 0, 0, 0, "", "output directory", NULL},
   {"output.snapshot_every", K_LONG, OFF(output_every), 0, 0, 1e15, 0, "steps", "particle snapshots (0: final state only)", NULL},
   {"output.metrics_every", K_LONG, OFF(metrics_every), 0, 0, 1e15, 1, "steps", "metrics rows", NULL},
+  {"output.gather_block", K_LONG, OFF(gather_block), 0, 0, 2147483647.0, 1, "particles",
+   "particles of a frame rank 0 gathers and writes at once (93 bytes each while writing)", NULL},
   {"output.checkpoint_every", K_LONG, OFF(checkpoint_every), 0, 0, 1e15, 0, "steps",
    "checkpoints in DIR/checkpoint.h5, for --restart (0: none)", NULL},
   {"output.progress", K_BOOL, OFF(progress), 0, 0, 1, 0, "", "print progress", NULL},
@@ -134,6 +136,7 @@ void dem_scenario_defaults(dem_scenario_t *s)
   snprintf(s->cl_device_type, sizeof s->cl_device_type, "any");
   snprintf(s->out_dir, sizeof s->out_dir, "out");
   s->metrics_every = 100;
+  s->gather_block = 65536;
   s->progress = 1;
 }
 

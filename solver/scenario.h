@@ -64,6 +64,7 @@ typedef struct dem_scenario {
   /* output */
   long output_every;       /* steps between particle snapshots (0: only the final state) */
   long metrics_every;      /* steps between metrics rows */
+  long gather_block;       /* particles of a frame gathered on rank 0 at once */
   long checkpoint_every;   /* steps between checkpoints (DIR/checkpoint.h5; 0: none) */
   char out_dir[DEM_PATH_MAX];
   int progress;            /* 1: print progress */

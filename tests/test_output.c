@@ -30,7 +30,9 @@ static int suite_init(void)
   if (!f) return -1;
   const char *src = dem_plain_source_dir();
   fprintf(f, "name = \"output-test\";\nproblem = { particles = %ld; diameter_ratio = 0.99; };\n"
-             "time = { dt = %g; steps = %ld; };\noutput = { snapshot_every = %ld; metrics_every = 10; };\n"
+             "time = { dt = %g; steps = %ld; };\n"
+             /* frames gathered in blocks of 777 particles: two blocks, the second partial */
+             "output = { snapshot_every = %ld; metrics_every = 10; gather_block = 777; };\n"
              "platform = { file = \"%s/platforms/openstack.xml\"; hosts = [\"n1-cn6700-4\"]; };\n",
           N, DT, STEPS, EVERY, src);
   fclose(f);
