@@ -63,17 +63,18 @@ typedef struct coef {
  *   step the pair separates): 60 B, of which 24 are taken back per contact. 11 flops: e 3,
  *   d^2 5, r_i + r_j 1, its square 1, delta 1.
  * A particle contact: partner vel and omega 48, spring loaded 24 and stored 24, less the 24 of
- *   the test it skips: 72 B. 166 flops, per double4 lane:
+ *   the test it skips: 72 B. 151 flops, per double8 lane:
  *   - scalar pass: the square root it skips when not touching: 1;
  *   - gather: e 3, v_i - v_j 3, d 6, r_i + r_j 1, delta 1, 1/d 1, n 3, m_j 3, m_i + m_j 1,
  *     q = 1/(rsum msum) 2, R* 3, m* 3, r_j w_j and the sum 6: 36;
- *   - dem_contact4: v_r.n 5, sqrt R* 1, k 1, sqrt delta 1, sqrt(m* k sd) 3, Fn 5, relative
+ *   - dem_contact8: v_r.n 5, sqrt R* 1, k 1, sqrt delta 1, sqrt(m* k sd) 3, Fn 5, relative
  *     velocity 12, v_n 5, v_t 6, spring rotation (computed whether used or not, no branches)
  *     xi.n 5, |xi|^2 5, xi - xi.n n 6, its |.|^2 5, scale 2, scaled 3, advance 6; k_t 2,
- *     gamma_t 1, F_t 9, |F_t|^2 5, mu Fn 1, its square 1, Coulomb cap (also computed always)
- *     scale 2, 1/k_t 1, F_t 3, xi 9, force -Fn n + F_t 6, r_i n 3, torque 9: 123;
+ *     gamma_t 1, F_t 9, |F_t|^2 5, mu Fn 1, its square 1, force -Fn n + F_t 6, r_i n 3,
+ *     torque 9: 108; the Coulomb cap (scale 2, 1/k_t 1, F_t 3, xi 9: 15) runs only in groups
+ *     where some contact slides, and is not counted;
  *   - the lanes added into f and t in slot order: 6.
- *   Not counted: the idle lanes of a particle's last group of four (3 - (m - 1) % 4 of them for
+ *   Not counted: the idle lanes of a particle's last group of eight (7 - (m - 1) % 8 of them for
  *   m contacts: they repeat the first contact's arithmetic), and r_i w_i once per group.
  * A wall slot, dem_boundaries_walls: pos component of the particle 8 (own data: not counted in
  *   the fused kernel, which loaded pos already), nbr_index 4 (standalone kernel; the fused one
@@ -102,8 +103,8 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    * per particle: pos, vel, omega 72 B, radius 8, nbr_count 4 read, force and torque 48 stored:
    *   132 B; 3 flops (m_i).
    * per pair and per contact: a particle slot and a particle contact (above): 60 B, 11 flops;
-   *   72 B, 166 flops. */
-  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 166, 0, 0, 0}, {132, 60, 72, 0, 0, 0}},
+   *   72 B, 151 flops. */
+  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 151, 0, 0, 0}, {132, 60, 72, 0, 0, 0}},
   /* BOUNDARIES (boundaries.cl: dem_boundaries).
    * per particle: radius 8, nbr_count 4, force and torque loaded and stored 96: 108 B; 0 flops.
    * per pair (a wall slot, above): 36 B, 2 flops.
@@ -116,10 +117,10 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   EXTERNAL on the force and torque still in registers).
    * per particle: as FORCES, 132 B (force and torque stored once, never loaded: the separate
    *   kernels' 108 + 56 B are not paid); 12 flops (m_i 3, gravity 9).
-   * per pair, contact: as FORCES (60 B, 11 flops; 72 B, 166 flops).
+   * per pair, contact: as FORCES (60 B, 11 flops; 72 B, 151 flops).
    * per wall slot: nbr_index 4 (the particle pass), spring test 24: 28 B; 2 flops.
    * per wall contact: spring 24 net (above): 24 B; 99 flops. */
-  [DEM_WORK_FORCES_ALL] = {SIM_ON_DEVICE, {12, 11, 166, 2, 99, 0}, {132, 60, 72, 28, 24, 0}},
+  [DEM_WORK_FORCES_ALL] = {SIM_ON_DEVICE, {12, 11, 151, 2, 99, 0}, {132, 60, 72, 28, 24, 0}},
   /* INTEGRATE (integrator.cl: dem_kick_drift, the every-step kernel; dem_kick is cheaper):
    *   radius 8, force 24, torque 24 loaded; pos, vel, omega loaded and stored 144: 200 B (the
    *   running maximum all work-items read is one cached word: not counted); 34 flops (m 3,
