@@ -13,6 +13,7 @@
 
 #include "cost.h"
 #include "gpu.h"
+#include "heap.h"
 #include "host.h"
 #include "membus.h"
 #include "stress.h"
@@ -29,6 +30,7 @@ static char where[256] = "simulated host (dem_clock_init not called)";
 
 int dem_clock_init(char *err, unsigned long errlen)
 {
+  sim_heap_init(); /* before this rank's particles exist */
   if (sim_host_read(&self, NULL, err, errlen)) return -1;
   sim_host_describe(&self, where, sizeof where);
   ready = 1;
