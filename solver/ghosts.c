@@ -325,8 +325,8 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
     memcpy(p->pos + 3 * i, b + 2, 3 * sizeof(double));
     memcpy(p->vel + 3 * i, b + 5, 3 * sizeof(double));
     memcpy(p->omega + 3 * i, b + 8, 3 * sizeof(double));
-    memset(p->force + 3 * i, 0, 3 * sizeof(double));
-    memset(p->torque + 3 * i, 0, 3 * sizeof(double));
+    /* force and torque rows of ghosts are never read (their owner integrates them): left
+     * untouched, they take no memory */
     p->nbr_count[i] = 0;
   }
   p->n_ghost = n_ghost;
