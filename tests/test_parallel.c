@@ -281,6 +281,28 @@ static void test_repartition_keeps_springs(void)
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   rec_t *before = gather(&sim, sim.total_particles);
 
+  /* The last rank (which the reversed ramp below empties most) widens its slots to 7 and gives
+   * its particles a seventh, made-up slot (a far partner, a spring of 1, 2, 3 nm): the ranks
+   * receiving them hold 6 slots per particle and must widen theirs as they unpack. The made-up
+   * partner is dropped by the next search (not within the cutoff) before any force uses it. */
+  const dem_gid_t fake_gid = (dem_gid_t)(sim.total_particles - 1);
+  const double fake_spring[3] = {1e-9, 2e-9, 3e-9};
+  if (rank == size - 1) {
+    dem_particles_t *q = sim.p;
+    CU_ASSERT_EQUAL_FATAL(dem_engine_pull(sim.engine, DEM_F_ALL, 0, q->n), 0);
+    CU_ASSERT_EQUAL_FATAL(dem_particles_set_slots(q, 7), 0);
+    CU_ASSERT_EQUAL_FATAL(dem_engine_resize(sim.engine), 0);
+    for (size_t i = 0; i < q->n; i++) {
+      int c = q->nbr_count[i];
+      if (c >= 7 || q->id[i] == fake_gid || (c > 0 && q->nbr_gid[i * 7 + (size_t)c - 1] >= fake_gid)) continue;
+      q->nbr_gid[i * 7 + (size_t)c] = fake_gid;
+      q->nbr_index[i * 7 + (size_t)c] = -1 - DEM_WALL_COUNT;
+      memcpy(q->spring + 3 * (i * 7 + (size_t)c), fake_spring, sizeof fake_spring);
+      q->nbr_count[i] = c + 1;
+    }
+    CU_ASSERT_EQUAL_FATAL(dem_engine_push(sim.engine, DEM_F_SLOTS, 0, q->n), 0);
+  }
+
   double *w = malloc((size_t)size * sizeof *w);
   for (int r = 0; r < size; r++) w[r] = (double)(size - r); /* reversed ramp: most particles move */
   rc = dem_partition_repartition(sim.partition, &sim, w, err, sizeof err);
@@ -306,10 +328,14 @@ static void test_repartition_keeps_springs(void)
   if (rank == 0) {
     /* before: by id, with in-contact slots only; after: all slots. Every in-contact partner
      * with a non-zero spring must be in the moved particle's slots with the same spring. */
-    long moved_loaded = 0, lost = 0, m = total / (long)sizeof(rec_t);
+    long moved_loaded = 0, lost = 0, moved_fake = 0, m = total / (long)sizeof(rec_t);
     for (long k = 0; k < m; k++) {
       const rec_t *a = &after[k], *b = &before[a->id];
       if (a->owner == b->owner) continue;
+      /* a made-up seventh slot arrived whole on a rank that held 6 per particle */
+      if (b->owner == size - 1 && a->ncontact >= 1 && a->gid[a->ncontact - 1] == fake_gid &&
+          memcmp(a->spring + 3 * (a->ncontact - 1), fake_spring, sizeof fake_spring) == 0)
+        moved_fake++;
       int loaded = 0;
       for (int c = 0; c < b->ncontact; c++) {
         const double *sb = b->spring + 3 * c;
@@ -325,8 +351,10 @@ static void test_repartition_keeps_springs(void)
     }
     printf("\n  forced repartition at step %ld: %ld particles with a loaded spring changed rank, %ld springs lost ",
            half, moved_loaded, lost);
+    printf("%ld made-up seventh slots arrived whole ", moved_fake);
     CU_ASSERT(moved_loaded > 0);
     CU_ASSERT_EQUAL(lost, 0);
+    CU_ASSERT(moved_fake > 0);
   }
   free(after);
   free(before);
