@@ -515,7 +515,7 @@ static int dem_device_grid_array(dem_device_t *d, cl_mem *buf, const int32_t **w
   return 0;
 }
 
-int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_device_search_status_t *st)
+int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_search_result_t *st)
 {
   memset(st, 0, sizeof(*st));
   *bytes = 0.0;

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "physics_ref.h" /* dem_search_result_t: both backends report a search alike */
+
 struct dem_particles;
 struct dem_grid;
 
@@ -24,16 +26,6 @@ enum { DEM_DEVICE_P_DT = 0, DEM_DEVICE_P_GRAVITY = 1, DEM_DEVICE_P_LO = 4, DEM_D
 typedef enum { DEM_DEVICE_FORCES, DEM_DEVICE_BOUNDARIES, DEM_DEVICE_EXTERNAL, DEM_DEVICE_FORCES_ALL }
   dem_device_force_kernel_t;
 
-/* Search outcome read back from the device. */
-typedef struct dem_device_search_status {
-  int overflow;       /* 1 when a particle has more partners than DEM_MAX_NEIGHBORS */
-  int overflow_gid;   /* the first such particle's global id */
-  int overflow_count; /* its partner count */
-  int unfit;          /* the largest partner count of the particles that have more partners than the
-                         store's slots (their slots were left as they were), 0 when all fit */
-  int pairs;          /* slots written */
-  int walls;          /* wall slots among them */
-} dem_device_search_status_t;
 
 /* platform / device: index, or -1 for the first one (of `type`: "any", "cpu" or "gpu") that
  * exists. Returns NULL with a message in err on failure. */
@@ -54,8 +46,8 @@ int dem_device_read(dem_device_t *d, unsigned fields, size_t first, size_t count
 int dem_device_write(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
 
 /* Copies the grid to the device (*bytes: amount copied), runs the search + history kernel over
- * the owned particles and reads back its status (blocking). */
-int dem_device_search(dem_device_t *d, const struct dem_grid *g, double *bytes, dem_device_search_status_t *st);
+ * the owned particles and reads back its outcome (blocking), as dem_ref_search reports it. */
+int dem_device_search(dem_device_t *d, const struct dem_grid *g, double *bytes, dem_search_result_t *st);
 int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which);
 /* Runs kick-drift, then reads (blocking) the step counters: the step's largest (|v| dt)^2 as
  * float (m^2), and the particle and wall contacts counted by force kernels since the

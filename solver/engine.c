@@ -304,38 +304,27 @@ int dem_engine_search(dem_engine_t *e)
 
   /* a particle with more partners than the store's slots keeps its old slots: widen them to
    * its count and search again (the others find the same lists), at most a few times a run */
-  int overflow, overflow_gid, overflow_count, unfit;
   for (;;) {
+    dem_search_result_t r;
     if (e->backend == DEM_BACKEND_REF) {
-      dem_search_result_t r = dem_ref_search(p, &e->prm, e->grid);
-      overflow = r.overflow;
-      overflow_gid = r.overflow_gid;
-      overflow_count = r.overflow_count;
-      unfit = r.unfit;
-      e->pairs = r.pairs;
-      e->walls = r.walls;
+      r = dem_ref_search(p, &e->prm, e->grid);
     } else {
       double bytes = 0.0;
-      dem_device_search_status_t st;
-      if (dem_device_search(e->dev, e->grid, &bytes, &st) != 0) return dem_engine_device_fail(e, "search");
+      if (dem_device_search(e->dev, e->grid, &bytes, &r) != 0) return dem_engine_device_fail(e, "search");
       if (dem_engine_charge(e, DEM_WORK_COPY_H2D, (double)total, 0.0, 0.0, bytes) != 0) return -1;
-      overflow = st.overflow;
-      overflow_gid = st.overflow_gid;
-      overflow_count = st.overflow_count;
-      unfit = st.unfit;
-      e->pairs = st.pairs;
-      e->walls = st.walls;
     }
+    e->pairs = r.pairs;
+    e->walls = r.walls;
     e->last = (dem_engine_work_t){.particles = (double)p->n, .pairs = e->pairs};
     if (dem_engine_charge(e, DEM_WORK_SEARCH, (double)p->n, e->pairs, 0.0, 0.0) != 0) return -1;
-    if (overflow)
+    if (r.overflow)
       return dem_engine_fail(e,
                              "search: particle %d has %d partners within the search cutoff (r_i + r_j + skin), "
                              "more than the %d neighbour slots (DEM_MAX_NEIGHBORS; build with a larger "
                              "DEMSIM_MAX_NEIGHBORS or use a smaller skin)",
-                             overflow_gid, overflow_count, DEM_MAX_NEIGHBORS);
-    if (!unfit) break;
-    if (dem_engine_widen_slots(e, unfit) != 0) return -1;
+                             (int)r.overflow_gid, r.overflow_count, DEM_MAX_NEIGHBORS);
+    if (!r.unfit) break;
+    if (dem_engine_widen_slots(e, r.unfit) != 0) return -1;
   }
   e->search_due = 0;
   e->disp = 0.0;
