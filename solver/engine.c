@@ -268,7 +268,7 @@ static int dem_engine_widen_slots(dem_engine_t *e, int slots)
 {
   dem_particles_t *p = e->p;
   if (e->backend == DEM_BACKEND_OPENCL && dem_engine_pull(e, DEM_F_ALL, 0, p->n) != 0) return -1;
-  if (dem_particles_set_slots(p, slots) != 0)
+  if (dem_particles_widen_slots(p, slots) != 0)
     return dem_engine_fail(e, "search: out of memory widening the contact slots of %zu particles to %d", p->n, slots);
   dem_work_t w = {.kind = DEM_WORK_PACK,
                   .bytes = 2.0 * (double)p->n * (double)(dem_particles_bytes_per_particle(slots) -

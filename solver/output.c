@@ -356,7 +356,7 @@ static int ckpt_rows(const char *path, int writing, long offset, long n, dem_par
       int widest = p->slots;
       for (size_t i = first_local; i < first_local + (size_t)n; i++)
         if (p->nbr_count[i] > widest) widest = p->nbr_count[i];
-      if (widest > DEM_MAX_NEIGHBORS || dem_particles_set_slots(p, widest)) {
+      if (widest > DEM_MAX_NEIGHBORS || dem_particles_widen_slots(p, widest)) {
         H5Dclose(d);
         rc = dem_fail(err, errlen, "%s: a particle uses %d contact slots (this build has %d), or out of memory",
                       path, widest, DEM_MAX_NEIGHBORS);

@@ -104,44 +104,25 @@ int dem_particles_reserve(dem_particles_t *p, size_t cap)
   return 0;
 }
 
-int dem_particles_set_slots(dem_particles_t *p, int slots)
+int dem_particles_widen_slots(dem_particles_t *p, int slots)
 {
-  if (slots < 1 || slots > DEM_MAX_NEIGHBORS) return -1;
-  if (slots == p->slots) return 0;
-  for (size_t i = 0; i < p->n; ++i)
-    if (p->nbr_count[i] > slots) return -1;
+  if (slots > DEM_MAX_NEIGHBORS) return -1;
+  if (slots <= p->slots) return 0;
   const int old = p->slots;
-  if (slots > old) {
-    /* grow every slotted array first, then move rows from the last particle down: a row's new
-     * place starts at or after its old one, so no row is overwritten before it has moved */
-    for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
-      if (!dem_fields[f].slotted) continue;
-      void **a = dem_field_ptr(p, f);
-      void *fresh = dem_remap(*a, p->cap * dem_row(f, old), p->cap * dem_row(f, slots));
-      if (!fresh) return -1; /* arrays grown so far keep their old layout: still valid */
-      *a = fresh;
-    }
-    for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
-      if (!dem_fields[f].slotted) continue;
-      char *a = *dem_field_ptr(p, f);
-      size_t from = dem_row(f, old), to = dem_row(f, slots);
-      for (size_t i = p->n; i-- > 1;) memmove(a + i * to, a + i * from, from);
-    }
-  } else {
-    /* shrink: rows move up, from the first particle on (the mappings keep their length, the
-     * tail is released when the store is destroyed or grown) */
-    for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
-      if (!dem_fields[f].slotted) continue;
-      char *a = *dem_field_ptr(p, f);
-      size_t from = dem_row(f, old), to = dem_row(f, slots);
-      for (size_t i = 1; i < p->n; ++i) memmove(a + i * to, a + i * from, to);
-    }
-    /* keep the mapping lengths that destroy/reserve compute from cap * row consistent */
-    for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
-      if (!dem_fields[f].slotted) continue;
-      size_t had = dem_map_len(p->cap * dem_row(f, old)), keep = dem_map_len(p->cap * dem_row(f, slots));
-      if (had > keep) munmap((char *)*dem_field_ptr(p, f) + keep, had - keep);
-    }
+  /* grow every slotted array first, then move rows from the last particle down: a row's new
+   * place starts at or after its old one, so no row is overwritten before it has moved */
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+    if (!dem_fields[f].slotted) continue;
+    void **a = dem_field_ptr(p, f);
+    void *fresh = dem_remap(*a, p->cap * dem_row(f, old), p->cap * dem_row(f, slots));
+    if (!fresh) return -1; /* arrays grown so far keep their old layout: still valid */
+    *a = fresh;
+  }
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+    if (!dem_fields[f].slotted) continue;
+    char *a = *dem_field_ptr(p, f);
+    size_t from = dem_row(f, old), to = dem_row(f, slots);
+    for (size_t i = p->n; i-- > 1;) memmove(a + i * to, a + i * from, from);
   }
   p->slots = slots;
   return 0;

@@ -8,7 +8,7 @@
  *
  * Contacts and neighbours: each particle has p->slots slots (the store's slot stride, chosen at
  * run time: it grows, up to DEM_MAX_NEIGHBORS, when a contact search finds a particle with more
- * partners, see dem_particles_set_slots). Slot k of particle i (index i*p->slots + k, k <
+ * partners, see dem_particles_widen_slots). Slot k of particle i (index i*p->slots + k, k <
  * nbr_count[i]) holds one partner within the search cutoff (r_i + r_j + skin for particles,
  * r_i + skin for walls):
  *   nbr_index : local index of the partner particle, or -1 - w for wall w (0..5, see dem_wall_t)
@@ -69,10 +69,10 @@ dem_particles_t *dem_particles_create(size_t cap);
 void dem_particles_destroy(dem_particles_t **p);
 /* Grows every array to hold at least cap particles, keeping contents. 0 on success. */
 int dem_particles_reserve(dem_particles_t *p, size_t cap);
-/* Changes the slot stride to `slots` (1..DEM_MAX_NEIGHBORS), moving the used slots of the
- * owned particles [0, n) in place; slots must be >= every owned particle's nbr_count. 0, or -1
- * when out of memory or out of range (the store is then unchanged). */
-int dem_particles_set_slots(dem_particles_t *p, int slots);
+/* Widens the slot stride to `slots` (at most DEM_MAX_NEIGHBORS), moving the used slots of the
+ * owned particles [0, n) in place; nothing to do when the stride is that wide already. 0, or -1
+ * when out of memory or beyond DEM_MAX_NEIGHBORS (the store is then unchanged). */
+int dem_particles_widen_slots(dem_particles_t *p, int slots);
 /* Copies particle src of `from` (all fields, slots included) into index dst of `to`; the
  * destination's stride must hold the source's nbr_count slots. */
 void dem_particles_copy_one(dem_particles_t *to, size_t dst, const dem_particles_t *from, size_t src);

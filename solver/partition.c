@@ -199,7 +199,7 @@ static void cb_unpack_multi(void *data, int ngid, int num, ZOLTAN_ID_PTR gids, i
     memcpy(&count, buf + index[k] + REC_COUNT, 4);
     if (count > widest) widest = count;
   }
-  if ((need > p->cap && dem_particles_reserve(p, need + need / 8 + 16)) || dem_particles_set_slots(p, widest)) {
+  if ((need > p->cap && dem_particles_reserve(p, need + need / 8 + 16)) || dem_particles_widen_slots(p, widest)) {
     pt->failed = 1;
     *ierr = ZOLTAN_MEMERR;
     return;

@@ -290,7 +290,7 @@ static void test_repartition_keeps_springs(void)
   if (rank == size - 1) {
     dem_particles_t *q = sim.p;
     CU_ASSERT_EQUAL_FATAL(dem_engine_pull(sim.engine, DEM_F_ALL, 0, q->n), 0);
-    CU_ASSERT_EQUAL_FATAL(dem_particles_set_slots(q, 7), 0);
+    CU_ASSERT_EQUAL_FATAL(dem_particles_widen_slots(q, 7), 0);
     CU_ASSERT_EQUAL_FATAL(dem_engine_resize(sim.engine), 0);
     for (size_t i = 0; i < q->n; i++) {
       int c = q->nbr_count[i];
