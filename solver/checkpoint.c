@@ -9,6 +9,7 @@
 #include "balance.h"
 #include "engine.h"
 #include "output.h"
+#include "clock.h"
 #include "parallel.h"
 #include "particles.h"
 #include "scenario.h"
@@ -64,7 +65,7 @@ int dem_checkpoint_write(dem_sim_t *sim, char *err, size_t errlen)
     dem_checkpoint_header_t h = {.step = sim->step, .total = total, .ranks = sim->ranks,
                                  .repartitions = sim->repartitions, .searches = sim->searches, .kick = sim->kick,
                                  .lambda_max = sim->lambda_max, .lambda_last = sim->lambda_last,
-                                 .sim_time = dem_parallel_wtime() - sim->sim_loop_start + sim->sim_time_before};
+                                 .sim_time = dem_clock_now() - sim->sim_loop_start + sim->sim_time_before};
     problem_keys(sim, &h);
     rc = dem_output_checkpoint_create(tmp, &h, dem_balance_weights(sim->balance), err, errlen);
   }

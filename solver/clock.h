@@ -54,6 +54,13 @@ int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned
 
 /* Charges the work to this rank's clock. Returns 0, or -1 when the simulator rejected it. */
 int dem_clock_charge(const dem_work_t *w);
+/* 1 when time is what the charges say (SMPI build): nothing needs waiting for to be timed.
+ * 0 when the timers read real time (native build). */
+int dem_clock_modelled(void);
+/* Seconds of this rank's time: simulated time under SMPI (read from the simulator's clock
+ * directly: no MPI call, so no switch into the simulation kernel), the monotonic clock in the
+ * native build. The timers and every other time stamp of the run read it. */
+double dem_clock_now(void);
 /* Seconds of wall-clock (real) time since an arbitrary origin, in both builds. */
 double dem_clock_wall(void);
 /* A one-line description of the hardware this rank runs on ("native" or the modelled container). */

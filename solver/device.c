@@ -104,6 +104,9 @@ struct dem_device {
   int bound_slots;     /* slot stride of the bound store */
   size_t local[K_COUNT]; /* work-group size of each kernel */
   int profiling;         /* dem_device_profile: time every kernel */
+  int queued;            /* commands were queued since the queue was last seen empty */
+  cl_uint counts[DEM_COUNTERS]; /* the step counters, read by the last kick-drift's queued copy */
+  int counts_pending;    /* that copy has not been handed out yet (dem_device_counters) */
   double kernel_s;       /* s, device time of the kernels timed since dem_device_kernel_seconds */
   char name[256];
   char err[1024];
@@ -333,6 +336,7 @@ static int dem_device_setup(dem_device_t *d, int platform, int device, const cha
   for (int k = 0; k < 2; ++k)
     DEM_CL(d, clEnqueueFillBuffer(d->queue, d->counters[k], &zero, sizeof(zero), 0, DEM_COUNTERS * sizeof(cl_uint), 0,
                                   NULL, NULL));
+  d->queued = 1;
   return 0;
 }
 
@@ -388,6 +392,7 @@ static size_t dem_row_bytes(const dem_device_t *d, int b)
 int dem_device_bind(dem_device_t *d, dem_particles_t *p)
 {
   DEM_CL(d, clFinish(d->queue));
+  d->queued = 0;
   for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   d->p = p;
   d->bound_cap = p->cap;
@@ -407,35 +412,53 @@ int dem_device_set_params(dem_device_t *d, const double *prm)
 {
   DEM_CL(d, clEnqueueWriteBuffer(d->queue, d->params, CL_TRUE, 0, DEM_DEVICE_P_COUNT * sizeof(double), prm, 0,
                                  NULL, NULL));
+  d->queued = 0; /* blocking: the in-order queue is empty */
   return 0;
 }
 
-static int dem_device_copy(dem_device_t *d, int to_host, unsigned fields, size_t first, size_t count, double *bytes)
+/* Copies the rows of every field asked for. Reads: every field's read is queued, the last one
+ * blocks (the queue is in order, so all have landed when it returns). Writes: queued without
+ * waiting unless `wait`; a caller that does not wait keeps the host rows unchanged until the
+ * next dem_device_finish or read. One wait per copy, not one per field: every wait costs the
+ * host a round trip through the OpenCL runtime's worker threads. */
+static int dem_device_copy(dem_device_t *d, int to_host, int wait, unsigned fields, size_t first, size_t count,
+                           double *bytes)
 {
   *bytes = 0.0;
   if (count == 0) return 0;
   if (first + count > d->bound_cap)
     return dem_device_fail(d, "copy of particles [%zu, %zu) beyond the %zu bound on the device", first,
                            first + count, d->bound_cap);
-  for (int b = 0; b < B_COUNT; ++b) {
+  int last = -1;
+  for (int b = 0; b < B_COUNT; ++b)
+    if (fields & dem_bufs[b].flag) last = b;
+  for (int b = 0; b <= last; ++b) {
     if (!(fields & dem_bufs[b].flag)) continue;
     size_t off = first * dem_row_bytes(d, b), len = count * dem_row_bytes(d, b);
     char *host = (char *)dem_store_array(d->p, b) + off;
-    if (to_host) DEM_CL(d, clEnqueueReadBuffer(d->queue, d->bufs[b], CL_TRUE, off, len, host, 0, NULL, NULL));
-    else DEM_CL(d, clEnqueueWriteBuffer(d->queue, d->bufs[b], CL_TRUE, off, len, host, 0, NULL, NULL));
+    cl_bool block = to_host && b == last ? CL_TRUE : CL_FALSE;
+    if (to_host) DEM_CL(d, clEnqueueReadBuffer(d->queue, d->bufs[b], block, off, len, host, 0, NULL, NULL));
+    else DEM_CL(d, clEnqueueWriteBuffer(d->queue, d->bufs[b], block, off, len, host, 0, NULL, NULL));
     *bytes += (double)len;
   }
+  d->queued = !to_host;
+  if (!to_host && wait) return dem_device_finish(d);
   return 0;
 }
 
 int dem_device_read(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes)
 {
-  return dem_device_copy(d, 1, fields, first, count, bytes);
+  return dem_device_copy(d, 1, 1, fields, first, count, bytes);
 }
 
 int dem_device_write(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes)
 {
-  return dem_device_copy(d, 0, fields, first, count, bytes);
+  return dem_device_copy(d, 0, 1, fields, first, count, bytes);
+}
+
+int dem_device_write_async(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes)
+{
+  return dem_device_copy(d, 0, 0, fields, first, count, bytes);
 }
 
 /* sets kernel arguments from a list of (size, pointer) pairs */
@@ -462,6 +485,7 @@ static int dem_device_launch(dem_device_t *d, int k)
   if (rc != CL_SUCCESS)
     return dem_device_fail(d, "launching %s over %zu particles on %s: error %d", dem_kernel_names[k], n, d->name,
                            (int)rc);
+  d->queued = 1;
   if (!d->profiling) return 0;
   cl_ulong start = 0, end = 0;
   rc = clWaitForEvents(1, &ev);
@@ -509,8 +533,10 @@ static int dem_device_grid_array(dem_device_t *d, cl_mem *buf, const int32_t **w
     *wrapped = host;
     *wrapped_len = cap;
   }
-  if (len)
+  if (len) {
     DEM_CL(d, clEnqueueWriteBuffer(d->queue, *buf, CL_TRUE, 0, len * sizeof(int32_t), host, 0, NULL, NULL));
+    d->queued = 0; /* blocking: the in-order queue is empty */
+  }
   *bytes += (double)(len * sizeof(int32_t));
   return 0;
 }
@@ -527,6 +553,7 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_s
     return -1;
   cl_int zero = 0;
   DEM_CL(d, clEnqueueFillBuffer(d->queue, d->status, &zero, sizeof(zero), 0, 8 * sizeof(cl_int), 0, NULL, NULL));
+  d->queued = 1;
   cl_int n = (cl_int)d->p->n;
   cl_uint mask = g->mask;
   cl_double ox = g->origin[0], oy = g->origin[1], oz = g->origin[2], h = g->h;
@@ -542,6 +569,7 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_s
   if (dem_device_args(d, K_SEARCH, 18, sizes, vals) != 0 || dem_device_launch(d, K_SEARCH) != 0) return -1;
   cl_int s[8];
   DEM_CL(d, clEnqueueReadBuffer(d->queue, d->status, CL_TRUE, 0, sizeof(s), s, 0, NULL, NULL));
+  d->queued = 0; /* blocking: the in-order queue is empty */
   *bytes += sizeof(s);
   st->overflow = s[0];
   st->overflow_gid = s[1];
@@ -572,8 +600,7 @@ int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
   return dem_device_launch(d, k);
 }
 
-int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp2, unsigned *contacts,
-                          unsigned *wall_contacts, double *bytes)
+int dem_device_kick_drift(dem_device_t *d, double kick, double *bytes)
 {
   cl_int n = (cl_int)d->p->n;
   cl_double k = kick;
@@ -583,15 +610,25 @@ int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp2, unsign
   const void *const vals[] = {&n, &d->params, &k, &d->bufs[B_RADIUS], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
                               &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA], now, next};
   if (dem_device_args(d, K_KICK_DRIFT, 11, sizes, vals) != 0 || dem_device_launch(d, K_KICK_DRIFT) != 0) return -1;
-  cl_uint c[DEM_COUNTERS];
-  DEM_CL(d, clEnqueueReadBuffer(d->queue, *now, CL_TRUE, 0, sizeof(c), c, 0, NULL, NULL));
+  /* queued, not waited for: the host waits once for whatever it needs next (a ghost pull, or
+   * dem_device_counters), not once more for these few bytes */
+  DEM_CL(d, clEnqueueReadBuffer(d->queue, *now, CL_FALSE, 0, sizeof(d->counts), d->counts, 0, NULL, NULL));
+  d->queued = 1;
+  d->counts_pending = 1;
   d->parity = 1 - d->parity;
-  float f;
-  memcpy(&f, &c[0], sizeof(f));
-  *max_disp2 = f;
-  *contacts = c[1];
-  *wall_contacts = c[2];
-  *bytes = sizeof(c);
+  *bytes = sizeof(d->counts);
+  return 0;
+}
+
+int dem_device_counters(dem_device_t *d, int *fresh, float *max_disp2, unsigned *contacts, unsigned *wall_contacts)
+{
+  *fresh = d->counts_pending;
+  if (!d->counts_pending) return 0;
+  if (dem_device_finish(d) != 0) return -1;
+  d->counts_pending = 0;
+  memcpy(max_disp2, &d->counts[0], sizeof(*max_disp2));
+  *contacts = d->counts[1];
+  *wall_contacts = d->counts[2];
   return 0;
 }
 
@@ -608,6 +645,8 @@ int dem_device_kick(dem_device_t *d)
 
 int dem_device_finish(dem_device_t *d)
 {
+  if (!d->queued) return 0; /* nothing queued since the last wait: the queue is empty */
   DEM_CL(d, clFinish(d->queue));
+  d->queued = 0;
   return 0;
 }

@@ -41,19 +41,24 @@ int dem_device_bind(dem_device_t *d, struct dem_particles *p);
 int dem_device_set_params(dem_device_t *d, const double *prm);
 
 /* Copies fields (DEM_F_* of engine.h) of particles [first, first + count) device -> host or
- * host -> device (blocking). *bytes receives the amount copied. */
+ * host -> device (blocking, one wait for all the fields). *bytes receives the amount copied.
+ * dem_device_write_async only queues the copy: the host rows must stay as they are until the
+ * next dem_device_finish or blocking call (kernels queued after it see the new rows). */
 int dem_device_read(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
 int dem_device_write(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
+int dem_device_write_async(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
 
 /* Copies the grid to the device (*bytes: amount copied), runs the search + history kernel over
  * the owned particles and reads back its outcome (blocking), as dem_ref_search reports it. */
 int dem_device_search(dem_device_t *d, const struct dem_grid *g, double *bytes, dem_search_result_t *st);
 int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which);
-/* Runs kick-drift, then reads (blocking) the step counters: the step's largest (|v| dt)^2 as
- * float (m^2), and the particle and wall contacts counted by force kernels since the
- * previous call. *bytes: amount read back. */
-int dem_device_kick_drift(dem_device_t *d, double kick, float *max_disp2, unsigned *contacts,
-                          unsigned *wall_contacts, double *bytes);
+/* Runs kick-drift and queues the read of the step counters without waiting for it. */
+int dem_device_kick_drift(dem_device_t *d, double kick, double *bytes);
+/* The counters read by the last kick-drift (waiting for the device if nothing has waited since):
+ * the step's largest (|v| dt)^2 as float (m^2), and the particle and wall contacts counted by
+ * force kernels since the kick-drift before. *fresh = 0 (and nothing written) when they were
+ * handed out already. */
+int dem_device_counters(dem_device_t *d, int *fresh, float *max_disp2, unsigned *contacts, unsigned *wall_contacts);
 int dem_device_kick(dem_device_t *d);
 int dem_device_finish(dem_device_t *d);
 

@@ -166,11 +166,14 @@ const char *dem_engine_error(const dem_engine_t *e) { return e->err; }
 const char *dem_engine_device_name(const dem_engine_t *e) { return e->name; }
 dem_engine_work_t dem_engine_last_work(const dem_engine_t *e) { return e->last; }
 
+static int dem_engine_collect(dem_engine_t *e);
+
 /* launches the force kernels recorded as pending, each on its own */
 static int dem_engine_flush(dem_engine_t *e)
 {
   unsigned pending = e->pending;
   e->pending = 0;
+  if (pending && dem_engine_collect(e) != 0) return -1; /* the charges below use the contact counts */
   if ((pending & DEM_PENDING_FORCES) && dem_device_forces(e->dev, DEM_DEVICE_FORCES) != 0)
     return dem_engine_device_fail(e, "forces");
   if ((pending & DEM_PENDING_FORCES) &&
@@ -184,7 +187,8 @@ static int dem_engine_flush(dem_engine_t *e)
   return 0;
 }
 
-static int dem_engine_copy(dem_engine_t *e, int to_host, unsigned fields, size_t first, size_t count)
+/* to_host: pull; otherwise push, waiting for the device unless async */
+static int dem_engine_copy(dem_engine_t *e, int to_host, int async, unsigned fields, size_t first, size_t count)
 {
   if (e->backend == DEM_BACKEND_REF) return 0; /* the host arrays are the only copy */
   if (first + count > e->p->cap)
@@ -193,6 +197,7 @@ static int dem_engine_copy(dem_engine_t *e, int to_host, unsigned fields, size_t
   if (dem_engine_flush(e) != 0) return -1;
   double bytes = 0.0;
   int rc = to_host ? dem_device_read(e->dev, fields, first, count, &bytes)
+           : async ? dem_device_write_async(e->dev, fields, first, count, &bytes)
                    : dem_device_write(e->dev, fields, first, count, &bytes);
   if (rc != 0) return dem_engine_device_fail(e, to_host ? "pull" : "push");
   return dem_engine_charge(e, to_host ? DEM_WORK_COPY_D2H : DEM_WORK_COPY_H2D, (double)count, 0.0, 0.0, bytes);
@@ -200,14 +205,24 @@ static int dem_engine_copy(dem_engine_t *e, int to_host, unsigned fields, size_t
 
 int dem_engine_pull(dem_engine_t *e, unsigned fields, size_t first, size_t count)
 {
-  return dem_engine_copy(e, 1, fields, first, count);
+  return dem_engine_copy(e, 1, 0, fields, first, count);
+}
+
+static int dem_engine_push_how(dem_engine_t *e, int async, unsigned fields, size_t first, size_t count)
+{
+  /* owned particles moved by the host (generation, migration): the neighbour lists are stale */
+  if ((fields & (DEM_F_POS | DEM_F_RADIUS | DEM_F_SLOTS)) && first < e->p->n && count > 0) e->search_due = 1;
+  return dem_engine_copy(e, 0, async, fields, first, count);
 }
 
 int dem_engine_push(dem_engine_t *e, unsigned fields, size_t first, size_t count)
 {
-  /* owned particles moved by the host (generation, migration): the neighbour lists are stale */
-  if ((fields & (DEM_F_POS | DEM_F_RADIUS | DEM_F_SLOTS)) && first < e->p->n && count > 0) e->search_due = 1;
-  return dem_engine_copy(e, 0, fields, first, count);
+  return dem_engine_push_how(e, 0, fields, first, count);
+}
+
+int dem_engine_push_async(dem_engine_t *e, unsigned fields, size_t first, size_t count)
+{
+  return dem_engine_push_how(e, 1, fields, first, count);
 }
 
 int dem_engine_resize(dem_engine_t *e)
@@ -225,6 +240,24 @@ int dem_engine_resize(dem_engine_t *e)
   return 0;
 }
 
+/* Takes in the counters of the last kick-drift (OpenCL: waits for them unless the host has
+ * waited for the device since, as a blocking pull does): the displacement bound and the
+ * previous force evaluation's contact counts. */
+static int dem_engine_collect(dem_engine_t *e)
+{
+  if (e->backend == DEM_BACKEND_REF) return 0;
+  int fresh = 0;
+  float disp = 0.0f;
+  unsigned contacts = 0, walls = 0;
+  if (dem_device_counters(e->dev, &fresh, &disp, &contacts, &walls) != 0)
+    return dem_engine_device_fail(e, "kick-drift counters");
+  if (!fresh) return 0;
+  e->disp += dem_ref_displacement_bound(disp);
+  e->contacts = contacts;
+  e->wall_contacts = walls;
+  return 0;
+}
+
 int dem_engine_kick_drift(dem_engine_t *e, double kick)
 {
   dem_particles_t *p = e->p;
@@ -233,15 +266,9 @@ int dem_engine_kick_drift(dem_engine_t *e, double kick)
     e->disp += dem_ref_displacement_bound((float)dem_ref_kick_drift(p, &e->prm, kick));
     return dem_engine_charge(e, DEM_WORK_INTEGRATE, (double)p->n, 0.0, 0.0, 0.0);
   }
-  if (dem_engine_flush(e) != 0) return -1;
-  float disp = 0.0f;
-  unsigned contacts = 0, walls = 0;
+  if (dem_engine_flush(e) != 0 || dem_engine_collect(e) != 0) return -1;
   double bytes = 0.0;
-  if (dem_device_kick_drift(e->dev, kick, &disp, &contacts, &walls, &bytes) != 0)
-    return dem_engine_device_fail(e, "kick-drift");
-  e->disp += dem_ref_displacement_bound(disp);
-  e->contacts = contacts;
-  e->wall_contacts = walls;
+  if (dem_device_kick_drift(e->dev, kick, &bytes) != 0) return dem_engine_device_fail(e, "kick-drift");
   if (dem_engine_charge(e, DEM_WORK_INTEGRATE, (double)p->n, 0.0, 0.0, 0.0) != 0) return -1;
   return dem_engine_charge(e, DEM_WORK_COPY_D2H, 0.0, 0.0, 0.0, bytes);
 }
@@ -255,8 +282,10 @@ int dem_engine_kick(dem_engine_t *e)
   return dem_engine_charge(e, DEM_WORK_INTEGRATE, (double)e->p->n, 0.0, 0.0, 0.0);
 }
 
-int dem_engine_needs_search(const dem_engine_t *e)
+int dem_engine_needs_search(dem_engine_t *e)
 {
+  /* a failure to read the counters surfaces again at the next call that waits (finish, pull) */
+  if (dem_engine_collect(e) != 0) return 1;
   return e->search_due || e->disp > 0.5 * e->prm.skin;
 }
 
@@ -283,6 +312,7 @@ static int dem_engine_widen_slots(dem_engine_t *e, int slots)
 int dem_engine_search(dem_engine_t *e)
 {
   dem_particles_t *p = e->p;
+  if (dem_engine_collect(e) != 0) return -1; /* the search clears the displacement sum */
   const size_t total = p->n + p->n_ghost;
   if (e->backend == DEM_BACKEND_OPENCL && dem_engine_pull(e, DEM_F_POS, 0, p->n) != 0) return -1;
 
@@ -338,7 +368,7 @@ int dem_engine_forces(dem_engine_t *e)
     e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = r.pairs, .contacts = r.contacts};
     return dem_engine_charge(e, DEM_WORK_FORCES, (double)e->p->n, r.pairs, r.contacts, 0.0);
   }
-  if (dem_engine_flush(e) != 0) return -1;
+  if (dem_engine_flush(e) != 0 || dem_engine_collect(e) != 0) return -1;
   e->pending = DEM_PENDING_FORCES;
   e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = e->pairs - e->walls, .contacts = e->contacts};
   return 0;
@@ -391,6 +421,14 @@ int dem_engine_finish(dem_engine_t *e)
    * whose time then shows under external */
   if (dem_device_finish(e->dev) != 0) return dem_engine_device_fail(e, "finish");
   return 0;
+}
+
+int dem_engine_stage_end(dem_engine_t *e)
+{
+  /* under the simulator a stage's time is its charge: waiting would only add a round trip
+   * through the OpenCL runtime per stage and rank, and keep one rank's kernels from running
+   * while the next rank's host code does */
+  return dem_clock_modelled() ? 0 : dem_engine_finish(e);
 }
 
 int dem_engine_profile(dem_engine_t *e, int on)

@@ -53,19 +53,27 @@ enum { DEM_F_ID = 1, DEM_F_POS = 2, DEM_F_VEL = 4, DEM_F_OMEGA = 8, DEM_F_FORCE 
        DEM_F_TORQUE = 32, DEM_F_RADIUS = 64, DEM_F_SLOTS = 128, DEM_F_ALL = 255 };
 int dem_engine_pull(dem_engine_t *e, unsigned fields, size_t first, size_t count);
 int dem_engine_push(dem_engine_t *e, unsigned fields, size_t first, size_t count);
+/* As push, but returns once the copy is queued: the host rows must stay unchanged until the
+ * next dem_engine_finish or pull (the kernels requested after it see the new rows). The ghost
+ * exchange pushes this way every step: no wait for the device on that path. */
+int dem_engine_push_async(dem_engine_t *e, unsigned fields, size_t first, size_t count);
 /* Must be called after the store's capacity or its n / n_ghost changed. */
 int dem_engine_resize(dem_engine_t *e);
 
 int dem_engine_kick_drift(dem_engine_t *e, double kick);
 int dem_engine_kick(dem_engine_t *e);
-/* True when some particle may have moved more than skin/2 since the last search. */
-int dem_engine_needs_search(const dem_engine_t *e);
+/* True when some particle may have moved more than skin/2 since the last search (OpenCL: takes
+ * in the last kick-drift's counters, waiting for them if nothing has waited since). */
+int dem_engine_needs_search(dem_engine_t *e);
 int dem_engine_search(dem_engine_t *e);
 int dem_engine_forces(dem_engine_t *e);
 int dem_engine_boundaries(dem_engine_t *e);
 int dem_engine_external(dem_engine_t *e);
 /* Waits for queued work to finish (a no-op for the reference). */
 int dem_engine_finish(dem_engine_t *e);
+/* The end of a timed stage of the step: dem_engine_finish where the timers read real time (the
+ * native build), nothing where time is modelled (the SMPI build: the charges are the time). */
+int dem_engine_stage_end(dem_engine_t *e);
 /* The work done by the most recent kernel call (for the cost model). */
 dem_engine_work_t dem_engine_last_work(const dem_engine_t *e);
 /* Kernel timing, for the calibration tool (validation/calibrate_cost): dem_engine_profile

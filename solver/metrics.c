@@ -11,6 +11,7 @@
 
 #include "balance.h"
 #include "ghosts.h"
+#include "clock.h"
 #include "parallel.h"
 #include "particles.h"
 #include "scenario.h"
@@ -99,7 +100,7 @@ int dem_metrics_step(dem_metrics_t *m, dem_sim_t *sim, char *err, size_t errlen)
       if (m->rows[r].load > mx) mx = m->rows[r].load;
     }
     double lambda = sum > 0 ? (mx / (sum / sim->ranks) - 1.0) * 100.0 : 0.0;
-    double t = dem_parallel_wtime();
+    double t = dem_clock_now();
     int flag = rep != m->last_repartitions;
     for (int r = 0; r < sim->ranks; r++)
       fprintf(m->csv, "%ld,%.9g,%d,%s,%.9g,%.9g,%.9g,%.9g,%.0f,%.0f,%.6g,%d\n", sim->step, t, r, m->hosts[r],

@@ -49,7 +49,6 @@ int dem_parallel_size(void)
   return n;
 }
 
-double dem_parallel_wtime(void) { return MPI_Wtime(); }
 void dem_parallel_barrier(void) { MPI_Barrier(comm()); }
 
 void dem_parallel_sum_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, comm()); }

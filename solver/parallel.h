@@ -1,7 +1,6 @@
 /* The only module that calls MPI (as CoMD's parallel.c): ranks, reductions, gathers and the
- * point-to-point exchange used by the ghosts. Everything else sees plain C types. Under SMPI
- * dem_parallel_wtime() is simulated time, so every timer built on it measures the modelled
- * hardware. */
+ * point-to-point exchange used by the ghosts. Everything else sees plain C types. Time stamps
+ * come from dem_clock_now() (clock.h): simulated time under SMPI. */
 #ifndef DEMSIM_SOLVER_PARALLEL_H
 #define DEMSIM_SOLVER_PARALLEL_H
 
@@ -12,7 +11,6 @@ void dem_parallel_finalize(void);
 void dem_parallel_abort(int code);
 int dem_parallel_rank(void);
 int dem_parallel_size(void);
-double dem_parallel_wtime(void);
 void dem_parallel_barrier(void);
 /* In-place reductions over all ranks. */
 void dem_parallel_sum_double(double *v, int n);

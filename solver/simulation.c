@@ -245,7 +245,7 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
   dem_progress_start(&prog, sim->log, sim->step, sc->steps);
   dem_parallel_barrier();
   sim->wall_loop_start = dem_clock_wall();
-  sim->sim_loop_start = dem_parallel_wtime();
+  sim->sim_loop_start = dem_clock_now();
   dem_timer_start(&sim->timers, DEM_T_TOTAL);
   int created = 0;
   while (sim->step < sc->steps) {
@@ -281,7 +281,7 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
   dem_timer_stop(&sim->timers, DEM_T_TOTAL);
   if (dem_engine_finish(sim->engine)) return dem_fail(err, errlen, "%s", dem_engine_error(sim->engine));
   dem_parallel_barrier();
-  sim->sim_loop_end = dem_parallel_wtime();
+  sim->sim_loop_end = dem_clock_now();
   sim->wall_loop_end = dem_clock_wall();
   dem_progress_end(&prog);
   if (write_particles(sim, "particles", !created, err, errlen)) return -1;

@@ -2,17 +2,18 @@
 
 #include <string.h>
 
+#include "clock.h"
 #include "parallel.h"
 
 static const char *names[DEM_T_COUNT] = {
   "total", "  repartition", "  ghosts", "    wait", "  compute", "    search", "    forces", "    integrate", "  output"};
 
 void dem_timers_reset(dem_timers_t *t) { memset(t, 0, sizeof *t); }
-void dem_timer_start(dem_timers_t *t, dem_timer_t h) { t->start[h] = dem_parallel_wtime(); }
+void dem_timer_start(dem_timers_t *t, dem_timer_t h) { t->start[h] = dem_clock_now(); }
 
 void dem_timer_stop(dem_timers_t *t, dem_timer_t h)
 {
-  t->total[h] += dem_parallel_wtime() - t->start[h];
+  t->total[h] += dem_clock_now() - t->start[h];
   t->count[h]++;
 }
 

@@ -1,4 +1,4 @@
-/* Named timers over dem_parallel_wtime() (simulated time under SMPI), as CoMD's
+/* Named timers over dem_clock_now() (simulated time under SMPI), as CoMD's
  * performanceTimers: an enum of handles and a table of names indented to show nesting. */
 #ifndef DEMSIM_SOLVER_TIMERS_H
 #define DEMSIM_SOLVER_TIMERS_H

@@ -36,7 +36,7 @@ static int forces_at_current_positions(dem_sim_t *sim, int search, char *err, un
   if (search) {
     dem_timer_start(t, DEM_T_SEARCH);
     TRY(dem_engine_search(sim->engine), "contact search");
-    TRY(dem_engine_finish(sim->engine), "contact search");
+    TRY(dem_engine_stage_end(sim->engine), "contact search");
     sim->searches++;
     dem_timer_stop(t, DEM_T_SEARCH);
   }
@@ -46,7 +46,7 @@ static int forces_at_current_positions(dem_sim_t *sim, int search, char *err, un
   TRY(dem_engine_forces(sim->engine), "contact forces");
   TRY(dem_engine_boundaries(sim->engine), "boundaries");
   TRY(dem_engine_external(sim->engine), "external force");
-  TRY(dem_engine_finish(sim->engine), "forces");
+  TRY(dem_engine_stage_end(sim->engine), "forces");
   dem_timer_stop(t, DEM_T_FORCES);
   dem_timer_stop(t, DEM_T_COMPUTE);
   return 0;
@@ -79,7 +79,7 @@ int dem_timestep(dem_sim_t *sim, char *err, unsigned long errlen)
   dem_timer_start(t, DEM_T_COMPUTE);
   dem_timer_start(t, DEM_T_INTEGRATE);
   TRY(dem_engine_kick_drift(sim->engine, sim->kick), "integrator");
-  TRY(dem_engine_finish(sim->engine), "integrator");
+  TRY(dem_engine_stage_end(sim->engine), "integrator");
   sim->kick = 1.0;
   dem_timer_stop(t, DEM_T_INTEGRATE);
   dem_timer_stop(t, DEM_T_COMPUTE);
