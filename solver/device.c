@@ -107,6 +107,7 @@ struct dem_device {
   int queued;            /* commands were queued since the queue was last seen empty */
   cl_uint counts[DEM_COUNTERS]; /* the step counters, read by the last kick-drift's queued copy */
   int counts_pending;    /* that copy has not been handed out yet (dem_device_counters) */
+  cl_event read_done;    /* the last queued read of dem_device_read_async, until waited for */
   double kernel_s;       /* s, device time of the kernels timed since dem_device_kernel_seconds */
   char name[256];
   char err[1024];
@@ -360,6 +361,7 @@ void dem_device_destroy(dem_device_t **dp)
   if (!dp || !*dp) return;
   dem_device_t *d = *dp;
   if (d->queue) clFinish(d->queue);
+  if (d->read_done) clReleaseEvent(d->read_done);
   for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   dem_release_mem(&d->params);
   dem_release_mem(&d->counters[0]);
@@ -393,6 +395,7 @@ int dem_device_bind(dem_device_t *d, dem_particles_t *p)
 {
   DEM_CL(d, clFinish(d->queue));
   d->queued = 0;
+  if (dem_device_wait_reads(d) != 0) return -1;
   for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   d->p = p;
   d->bound_cap = p->cap;
@@ -416,11 +419,12 @@ int dem_device_set_params(dem_device_t *d, const double *prm)
   return 0;
 }
 
-/* Copies the rows of every field asked for. Reads: every field's read is queued, the last one
- * blocks (the queue is in order, so all have landed when it returns). Writes: queued without
- * waiting unless `wait`; a caller that does not wait keeps the host rows unchanged until the
- * next dem_device_finish or read. One wait per copy, not one per field: every wait costs the
- * host a round trip through the OpenCL runtime's worker threads. */
+/* Copies the rows of every field asked for. Every field's copy is queued; with `wait` a read's
+ * last copy blocks (the queue is in order, so all have landed when it returns) and a write
+ * ends with a finish. Without: a read keeps the event of its last copy (dem_device_wait_reads),
+ * a write returns at once and the host rows must stay unchanged until the next wait. One wait
+ * per copy, not one per field: every wait costs the host a round trip through the OpenCL
+ * runtime's worker threads. */
 static int dem_device_copy(dem_device_t *d, int to_host, int wait, unsigned fields, size_t first, size_t count,
                            double *bytes)
 {
@@ -436,12 +440,13 @@ static int dem_device_copy(dem_device_t *d, int to_host, int wait, unsigned fiel
     if (!(fields & dem_bufs[b].flag)) continue;
     size_t off = first * dem_row_bytes(d, b), len = count * dem_row_bytes(d, b);
     char *host = (char *)dem_store_array(d->p, b) + off;
-    cl_bool block = to_host && b == last ? CL_TRUE : CL_FALSE;
-    if (to_host) DEM_CL(d, clEnqueueReadBuffer(d->queue, d->bufs[b], block, off, len, host, 0, NULL, NULL));
+    cl_bool block = to_host && wait && b == last ? CL_TRUE : CL_FALSE;
+    cl_event *done = to_host && !wait && b == last ? &d->read_done : NULL;
+    if (to_host) DEM_CL(d, clEnqueueReadBuffer(d->queue, d->bufs[b], block, off, len, host, 0, NULL, done));
     else DEM_CL(d, clEnqueueWriteBuffer(d->queue, d->bufs[b], block, off, len, host, 0, NULL, NULL));
     *bytes += (double)len;
   }
-  d->queued = !to_host;
+  d->queued = !(to_host && wait);
   if (!to_host && wait) return dem_device_finish(d);
   return 0;
 }
@@ -449,6 +454,22 @@ static int dem_device_copy(dem_device_t *d, int to_host, int wait, unsigned fiel
 int dem_device_read(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes)
 {
   return dem_device_copy(d, 1, 1, fields, first, count, bytes);
+}
+
+int dem_device_read_async(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes)
+{
+  if (dem_device_wait_reads(d) != 0) return -1; /* one read in flight at a time */
+  return dem_device_copy(d, 1, 0, fields, first, count, bytes);
+}
+
+int dem_device_wait_reads(dem_device_t *d)
+{
+  if (!d->read_done) return 0;
+  cl_int rc = clWaitForEvents(1, &d->read_done);
+  clReleaseEvent(d->read_done);
+  d->read_done = NULL;
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "waiting for a device -> host copy on %s: error %d", d->name, (int)rc);
+  return 0;
 }
 
 int dem_device_write(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes)
@@ -472,30 +493,35 @@ static int dem_device_args(dem_device_t *d, int k, int nargs, const size_t *size
   return 0;
 }
 
-static int dem_device_launch(dem_device_t *d, int k)
+/* work-items [first, end): the kernels take end as their `n` and get_global_id() counts from
+ * first (the global offset), so a range needs no change in the kernels */
+static int dem_device_launch_range(dem_device_t *d, int k, size_t first, size_t end)
 {
-  size_t n = d->p->n;
+  size_t n = end - first;
   if (n == 0 && k != K_KICK_DRIFT) return 0;
   if (n < DEM_COUNTERS) n = DEM_COUNTERS; /* kick-drift clears the counters with its first items */
   size_t local = d->local[k];
   size_t global = (n + local - 1) / local * local;
+  size_t offset = first;
   cl_event ev = NULL;
-  cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, NULL, &global, &local, 0, NULL,
+  cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, first ? &offset : NULL, &global, &local, 0, NULL,
                                      d->profiling ? &ev : NULL);
   if (rc != CL_SUCCESS)
     return dem_device_fail(d, "launching %s over %zu particles on %s: error %d", dem_kernel_names[k], n, d->name,
                            (int)rc);
   d->queued = 1;
   if (!d->profiling) return 0;
-  cl_ulong start = 0, end = 0;
+  cl_ulong t0 = 0, t1 = 0;
   rc = clWaitForEvents(1, &ev);
-  if (rc == CL_SUCCESS) rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(start), &start, NULL);
-  if (rc == CL_SUCCESS) rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(end), &end, NULL);
+  if (rc == CL_SUCCESS) rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL);
+  if (rc == CL_SUCCESS) rc = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, NULL);
   clReleaseEvent(ev);
   if (rc != CL_SUCCESS) return dem_device_fail(d, "timing %s on %s: error %d", dem_kernel_names[k], d->name, (int)rc);
-  d->kernel_s += 1e-9 * (double)(end - start);
+  d->kernel_s += 1e-9 * (double)(t1 - t0);
   return 0;
 }
+
+static int dem_device_launch(dem_device_t *d, int k) { return dem_device_launch_range(d, k, 0, d->p->n); }
 
 int dem_device_profile(dem_device_t *d, int on)
 {
@@ -582,12 +608,19 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_s
 
 int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
 {
-  cl_int n = (cl_int)d->p->n;
+  return dem_device_forces_range(d, which, 0, d->p->n);
+}
+
+int dem_device_forces_range(dem_device_t *d, dem_device_force_kernel_t which, size_t first, size_t end)
+{
+  if (first > end || end > d->p->n)
+    return dem_device_fail(d, "force kernel over particles [%zu, %zu) of %zu", first, end, d->p->n);
+  cl_int n = (cl_int)end;
   if (which == DEM_DEVICE_EXTERNAL) {
     const size_t sizes[] = {sizeof(n), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
     const void *const vals[] = {&n, &d->params, &d->bufs[B_RADIUS], &d->bufs[B_FORCE]};
     if (dem_device_args(d, K_EXTERNAL, 4, sizes, vals) != 0) return -1;
-    return dem_device_launch(d, K_EXTERNAL);
+    return dem_device_launch_range(d, K_EXTERNAL, first, end);
   }
   int k = which == DEM_DEVICE_FORCES ? K_FORCES : which == DEM_DEVICE_BOUNDARIES ? K_BOUNDARIES : K_FORCES_ALL;
   cl_int slots = d->bound_slots;
@@ -597,7 +630,7 @@ int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
                               &d->bufs[B_RADIUS], &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX],
                               &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE], &d->counters[d->parity]};
   if (dem_device_args(d, k, 13, sizes, vals) != 0) return -1;
-  return dem_device_launch(d, k);
+  return dem_device_launch_range(d, k, first, end);
 }
 
 int dem_device_kick_drift(dem_device_t *d, double kick, double *bytes)
@@ -648,5 +681,5 @@ int dem_device_finish(dem_device_t *d)
   if (!d->queued) return 0; /* nothing queued since the last wait: the queue is empty */
   DEM_CL(d, clFinish(d->queue));
   d->queued = 0;
-  return 0;
+  return dem_device_wait_reads(d); /* done by now: only releases the event */
 }

@@ -47,11 +47,18 @@ int dem_device_set_params(dem_device_t *d, const double *prm);
 int dem_device_read(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
 int dem_device_write(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
 int dem_device_write_async(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
+/* A read that only queues the copy: the host rows are valid after dem_device_wait_reads (which
+ * waits for this copy and what was queued before it, not for what was queued after it) or
+ * dem_device_finish. */
+int dem_device_read_async(dem_device_t *d, unsigned fields, size_t first, size_t count, double *bytes);
+int dem_device_wait_reads(dem_device_t *d);
 
 /* Copies the grid to the device (*bytes: amount copied), runs the search + history kernel over
  * the owned particles and reads back its outcome (blocking), as dem_ref_search reports it. */
 int dem_device_search(dem_device_t *d, const struct dem_grid *g, double *bytes, dem_search_result_t *st);
 int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which);
+/* The same over the owned particles [first, end) only. */
+int dem_device_forces_range(dem_device_t *d, dem_device_force_kernel_t which, size_t first, size_t end);
 /* Runs kick-drift and queues the read of the step counters without waiting for it. */
 int dem_device_kick_drift(dem_device_t *d, double kick, double *bytes);
 /* The counters read by the last kick-drift (waiting for the device if nothing has waited since):

@@ -48,6 +48,7 @@ struct dem_engine {
   double pairs, walls;        /* slots from the last search, of which wall slots */
   double contacts, wall_contacts; /* contacts counted by the last force evaluation */
   unsigned pending;           /* DEM_PENDING_* not yet launched (OpenCL) */
+  size_t ahead;               /* owned particles [0, ahead) whose forces run already (forces_ahead) */
   dem_engine_work_t last;
   char name[256];
   char err[1024];
@@ -173,6 +174,10 @@ static int dem_engine_flush(dem_engine_t *e)
 {
   unsigned pending = e->pending;
   e->pending = 0;
+  if (pending && e->ahead) {
+    e->ahead = 0;
+    return dem_engine_fail(e, "forces ahead: forces and boundaries must be followed by external (the fused kernel)");
+  }
   if (pending && dem_engine_collect(e) != 0) return -1; /* the charges below use the contact counts */
   if ((pending & DEM_PENDING_FORCES) && dem_device_forces(e->dev, DEM_DEVICE_FORCES) != 0)
     return dem_engine_device_fail(e, "forces");
@@ -187,7 +192,7 @@ static int dem_engine_flush(dem_engine_t *e)
   return 0;
 }
 
-/* to_host: pull; otherwise push, waiting for the device unless async */
+/* to_host: pull; otherwise push; async: without waiting for the device */
 static int dem_engine_copy(dem_engine_t *e, int to_host, int async, unsigned fields, size_t first, size_t count)
 {
   if (e->backend == DEM_BACKEND_REF) return 0; /* the host arrays are the only copy */
@@ -196,7 +201,8 @@ static int dem_engine_copy(dem_engine_t *e, int to_host, int async, unsigned fie
                            first + count, e->p->cap);
   if (dem_engine_flush(e) != 0) return -1;
   double bytes = 0.0;
-  int rc = to_host ? dem_device_read(e->dev, fields, first, count, &bytes)
+  int rc = to_host ? (async ? dem_device_read_async(e->dev, fields, first, count, &bytes)
+                            : dem_device_read(e->dev, fields, first, count, &bytes))
            : async ? dem_device_write_async(e->dev, fields, first, count, &bytes)
                    : dem_device_write(e->dev, fields, first, count, &bytes);
   if (rc != 0) return dem_engine_device_fail(e, to_host ? "pull" : "push");
@@ -206,6 +212,18 @@ static int dem_engine_copy(dem_engine_t *e, int to_host, int async, unsigned fie
 int dem_engine_pull(dem_engine_t *e, unsigned fields, size_t first, size_t count)
 {
   return dem_engine_copy(e, 1, 0, fields, first, count);
+}
+
+int dem_engine_pull_async(dem_engine_t *e, unsigned fields, size_t first, size_t count)
+{
+  return dem_engine_copy(e, 1, 1, fields, first, count);
+}
+
+int dem_engine_wait_pulls(dem_engine_t *e)
+{
+  if (e->backend == DEM_BACKEND_REF) return 0;
+  if (dem_device_wait_reads(e->dev) != 0) return dem_engine_device_fail(e, "pull");
+  return 0;
 }
 
 static int dem_engine_push_how(dem_engine_t *e, int async, unsigned fields, size_t first, size_t count)
@@ -231,6 +249,10 @@ int dem_engine_resize(dem_engine_t *e)
   if (dem_engine_check_store(e->p, e->err, sizeof(e->err)) != 0) return -1;
   if (e->backend == DEM_BACKEND_REF) return 0;
   /* the old buffers may wrap freed arrays by now: work requested before cannot run any more */
+  if (e->ahead) {
+    e->ahead = 0;
+    return dem_engine_fail(e, "resize: forces were started ahead but the store changed before they were completed");
+  }
   if (e->pending) {
     e->pending = 0;
     return dem_engine_fail(e, "resize: forces or boundaries were requested but not run before the store changed "
@@ -313,6 +335,10 @@ int dem_engine_search(dem_engine_t *e)
 {
   dem_particles_t *p = e->p;
   if (dem_engine_collect(e) != 0) return -1; /* the search clears the displacement sum */
+  if (e->ahead) {
+    e->ahead = 0;
+    return dem_engine_fail(e, "search: forces were started ahead on the old neighbour lists");
+  }
   const size_t total = p->n + p->n_ghost;
   if (e->backend == DEM_BACKEND_OPENCL && dem_engine_pull(e, DEM_F_POS, 0, p->n) != 0) return -1;
 
@@ -398,7 +424,10 @@ int dem_engine_external(dem_engine_t *e)
     dem_ref_external(e->p, &e->prm);
   } else if (e->pending == (DEM_PENDING_FORCES | DEM_PENDING_BOUNDARIES)) {
     e->pending = 0;
-    if (dem_device_forces(e->dev, DEM_DEVICE_FORCES_ALL) != 0) return dem_engine_device_fail(e, "forces");
+    size_t first = e->ahead;
+    e->ahead = 0;
+    if (dem_device_forces_range(e->dev, DEM_DEVICE_FORCES_ALL, first, e->p->n) != 0)
+      return dem_engine_device_fail(e, "forces");
     e->last = (dem_engine_work_t){.particles = n};
     /* one kernel, one charge: each particle's own data is read and written once, not three times */
     dem_work_t w = {.kind = DEM_WORK_FORCES_ALL, .particles = n, .pairs = e->pairs - e->walls,
@@ -420,6 +449,22 @@ int dem_engine_finish(dem_engine_t *e)
    * stage (forces; finish; boundaries; finish; external; finish) still gets the fused kernel,
    * whose time then shows under external */
   if (dem_device_finish(e->dev) != 0) return dem_engine_device_fail(e, "finish");
+  return 0;
+}
+
+int dem_engine_forces_ahead(dem_engine_t *e, size_t count)
+{
+  /* Only where time is modelled: there the device's real time is nobody's measurement, so the
+   * kernel may run while the host does something else (the charge stays with the fused
+   * launch, for all particles, where the study's loop has it). Natively the forces stay where
+   * the step times them: the rank's load is measured. */
+  if (e->backend == DEM_BACKEND_REF || !dem_clock_modelled() || e->pending || e->ahead || e->search_due) return 0;
+  if (count > e->p->n) count = e->p->n;
+  if (count == 0) return 0;
+  if (dem_engine_collect(e) != 0) return -1;
+  if (dem_device_forces_range(e->dev, DEM_DEVICE_FORCES_ALL, 0, count) != 0)
+    return dem_engine_device_fail(e, "forces ahead");
+  e->ahead = count;
   return 0;
 }
 

@@ -57,6 +57,10 @@ int dem_engine_push(dem_engine_t *e, unsigned fields, size_t first, size_t count
  * next dem_engine_finish or pull (the kernels requested after it see the new rows). The ghost
  * exchange pushes this way every step: no wait for the device on that path. */
 int dem_engine_push_async(dem_engine_t *e, unsigned fields, size_t first, size_t count);
+/* As pull, but returns once the copy is queued: the host rows hold the device's values after
+ * dem_engine_wait_pulls (or finish). Work queued after the pull does not delay that wait. */
+int dem_engine_pull_async(dem_engine_t *e, unsigned fields, size_t first, size_t count);
+int dem_engine_wait_pulls(dem_engine_t *e);
 /* Must be called after the store's capacity or its n / n_ghost changed. */
 int dem_engine_resize(dem_engine_t *e);
 
@@ -69,6 +73,12 @@ int dem_engine_search(dem_engine_t *e);
 int dem_engine_forces(dem_engine_t *e);
 int dem_engine_boundaries(dem_engine_t *e);
 int dem_engine_external(dem_engine_t *e);
+/* Starts the fused force kernel on the owned particles [0, count) now, when they have no ghost
+ * partner (their inputs are final before the ghost exchange): the forces/boundaries/external
+ * calls that follow launch only the rest. Done only where time is modelled (SMPI build) and
+ * with OpenCL: there the device works while the host simulates the exchange; elsewhere it does
+ * nothing. Between this call and external the store must not change (no resize or search). */
+int dem_engine_forces_ahead(dem_engine_t *e, size_t count);
 /* Waits for queued work to finish (a no-op for the reference). */
 int dem_engine_finish(dem_engine_t *e);
 /* The end of a timed stage of the step: dem_engine_finish where the timers read real time (the

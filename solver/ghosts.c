@@ -358,12 +358,25 @@ int dem_ghosts_refresh(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen
   return 0;
 }
 
-int dem_ghosts_exchange(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
+int dem_ghosts_exchange_start(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
+{
+  if (g->ranks == 1 || g->n_border == 0) return 0;
+  dem_particles_t *p = sim->p;
+  if (dem_engine_pull_async(sim->engine, DEM_F_POS | DEM_F_VEL | DEM_F_OMEGA, p->n - g->n_border, g->n_border))
+    return dem_fail(err, errlen, "ghost exchange: device -> host: %s", dem_engine_error(sim->engine));
+  return 0;
+}
+
+size_t dem_ghosts_interior(const dem_ghosts_t *g, const dem_sim_t *sim)
+{
+  return g->ranks == 1 ? 0 : sim->p->n - g->n_border;
+}
+
+int dem_ghosts_exchange_finish(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
 {
   if (g->ranks == 1) return 0;
   dem_particles_t *p = sim->p;
-  if (g->n_border > 0 &&
-      dem_engine_pull(sim->engine, DEM_F_POS | DEM_F_VEL | DEM_F_OMEGA, p->n - g->n_border, g->n_border))
+  if (dem_engine_wait_pulls(sim->engine))
     return dem_fail(err, errlen, "ghost exchange: device -> host: %s", dem_engine_error(sim->engine));
 
   double t0 = dem_clock_now();

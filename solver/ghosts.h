@@ -18,8 +18,15 @@ void dem_ghosts_destroy(dem_ghosts_t **g);
  * indices: the next dem_ghosts_need_search() returns 1. */
 int dem_ghosts_register(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
 /* Collective, every step: ghosts device -> host, exchange, host -> device. Times the wait
- * (DEM_T_WAIT) and the communication. */
-int dem_ghosts_exchange(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
+ * (DEM_T_WAIT) and the communication. In two halves: _start queues the copy of the border
+ * rows device -> host, _finish waits for it and does the rest; work queued in between (the
+ * interior's forces, dem_engine_forces_ahead) does not delay it. */
+int dem_ghosts_exchange_start(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
+int dem_ghosts_exchange_finish(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
+/* The owned particles [0, interior) are sent to no rank, so none of them has a ghost partner
+ * (every partner within the cutoff of a particle sits within the ghost layer of it): their
+ * forces do not wait for the exchange. 0 on one rank. */
+size_t dem_ghosts_interior(const dem_ghosts_t *g, const struct dem_sim *sim);
 /* Collective: 1 when any rank's particles (or ghosts) may have used up half the skin, or when
  * the slots' local indices are stale (after a registration). */
 int dem_ghosts_need_search(dem_ghosts_t *g, struct dem_sim *sim);

@@ -2,7 +2,8 @@
  *   1. keep the old weights, measure the load L_i (the COMPUTE timer of the last interval);
  *   2. if Condition(L): new weights, device->host, Zoltan RCB repartition, migration, ghost
  *      registration, host->device;
- *   3. every step: ghosts device->host, MPI exchange, host->device;
+ *   3. every step: the search decision; ghosts registered again before a search, otherwise
+ *      device->host, MPI exchange, host->device;
  *   4. kernels: contact search (when the skin is used up), history, forces, boundaries,
  *      external force, integrator;
  *   5. output steps: device->host and HDF5.
@@ -84,14 +85,21 @@ int dem_timestep(dem_sim_t *sim, char *err, unsigned long errlen)
   dem_timer_stop(t, DEM_T_INTEGRATE);
   dem_timer_stop(t, DEM_T_COMPUTE);
 
-  /* 3: ghosts: device -> host, MPI exchange, host -> device. Then the collective decision
-   * to search (skin used up on some rank, or slots stale after a repartition); before a
-   * search the ghosts are registered again at the current positions, since particles may
-   * have drifted since the repartition (ghosts.c). Outside COMPUTE: L_i excludes waiting. */
+  /* 3: the collective decision to search (skin used up on some rank, or slots stale after a
+   * repartition), then the ghosts: before a search they are registered again at the current
+   * positions, since particles may have drifted since the repartition (ghosts.c); otherwise
+   * device -> host, MPI exchange, host -> device. Outside COMPUTE: L_i excludes waiting.
+   * Under the simulator the forces of the particles with no ghost partner start on the device
+   * while the host exchanges (their charge stays in step 4). */
   dem_timer_start(t, DEM_T_GHOSTS);
-  if (dem_ghosts_exchange(sim->ghosts, sim, err, errlen)) return -1;
   int search = dem_ghosts_need_search(sim->ghosts, sim);
-  if (search && dem_ghosts_refresh(sim->ghosts, sim, err, errlen)) return -1;
+  if (search) {
+    if (dem_ghosts_refresh(sim->ghosts, sim, err, errlen)) return -1;
+  } else {
+    if (dem_ghosts_exchange_start(sim->ghosts, sim, err, errlen)) return -1;
+    TRY(dem_engine_forces_ahead(sim->engine, dem_ghosts_interior(sim->ghosts, sim)), "contact forces");
+    if (dem_ghosts_exchange_finish(sim->ghosts, sim, err, errlen)) return -1;
+  }
   dem_timer_stop(t, DEM_T_GHOSTS);
 
   /* 4: the DEM kernels */
