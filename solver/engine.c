@@ -452,8 +452,9 @@ int dem_engine_finish(dem_engine_t *e)
   return 0;
 }
 
-int dem_engine_forces_ahead(dem_engine_t *e, size_t count)
+int dem_engine_forces_ahead(dem_engine_t *e, size_t count, size_t *started)
 {
+  *started = 0;
   /* Only where time is modelled: there the device's real time is nobody's measurement, so the
    * kernel may run while the host does something else (the charge stays with the fused
    * launch, for all particles, where the study's loop has it). Natively the forces stay where
@@ -465,6 +466,7 @@ int dem_engine_forces_ahead(dem_engine_t *e, size_t count)
   if (dem_device_forces_range(e->dev, DEM_DEVICE_FORCES_ALL, 0, count) != 0)
     return dem_engine_device_fail(e, "forces ahead");
   e->ahead = count;
+  *started = count;
   return 0;
 }
 

@@ -77,8 +77,9 @@ int dem_engine_external(dem_engine_t *e);
  * partner (their inputs are final before the ghost exchange): the forces/boundaries/external
  * calls that follow launch only the rest. Done only where time is modelled (SMPI build) and
  * with OpenCL: there the device works while the host simulates the exchange; elsewhere it does
- * nothing. Between this call and external the store must not change (no resize or search). */
-int dem_engine_forces_ahead(dem_engine_t *e, size_t count);
+ * nothing. Between this call and external the store must not change (no resize or search).
+ * *started: the particles whose forces were started (0 when nothing was). */
+int dem_engine_forces_ahead(dem_engine_t *e, size_t count, size_t *started);
 /* Waits for queued work to finish (a no-op for the reference). */
 int dem_engine_finish(dem_engine_t *e);
 /* The end of a timed stage of the step: dem_engine_finish where the timers read real time (the

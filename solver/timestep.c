@@ -97,7 +97,8 @@ int dem_timestep(dem_sim_t *sim, char *err, unsigned long errlen)
     if (dem_ghosts_refresh(sim->ghosts, sim, err, errlen)) return -1;
   } else {
     if (dem_ghosts_exchange_start(sim->ghosts, sim, err, errlen)) return -1;
-    TRY(dem_engine_forces_ahead(sim->engine, dem_ghosts_interior(sim->ghosts, sim)), "contact forces");
+    size_t started;
+    TRY(dem_engine_forces_ahead(sim->engine, dem_ghosts_interior(sim->ghosts, sim), &started), "contact forces");
     if (dem_ghosts_exchange_finish(sim->ghosts, sim, err, errlen)) return -1;
   }
   dem_timer_stop(t, DEM_T_GHOSTS);

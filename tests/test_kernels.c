@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "params.h"
 #include "particles.h"
@@ -266,6 +267,49 @@ static void test_resize(void)
   twin_close(&t);
 }
 
+/* forces started ahead for the first half of the particles (what a step does under the
+ * simulator while the ghosts are exchanged), the fused launch then covers the rest: the same
+ * results as the reference, step after step. Natively the engine starts nothing ahead. */
+static void test_forces_ahead(void)
+{
+  twin_t t;
+  CU_ASSERT_EQUAL_FATAL(twin_open(&t, 1.001, 3), 0);
+  CU_ASSERT_EQUAL_FATAL(twin_check(t.cl, dem_engine_search(t.cl)), 0);
+  size_t ahead_total = 0, steps_ahead = 0;
+  for (int s = 0; s < 20; ++s) {
+    int force_search = s == 10;
+    CU_ASSERT_EQUAL_FATAL(dem_engine_kick_drift(t.ref, 1.0), 0);
+    CU_ASSERT_EQUAL_FATAL(dem_engine_kick_drift(t.cl, 1.0), 0);
+    int need = dem_engine_needs_search(t.ref) || force_search;
+    size_t started = 0;
+    if (need) {
+      CU_ASSERT_EQUAL_FATAL(twin_check(t.ref, dem_engine_search(t.ref)), 0);
+      CU_ASSERT_EQUAL_FATAL(twin_check(t.cl, dem_engine_search(t.cl)), 0);
+    } else {
+      CU_ASSERT_EQUAL_FATAL(twin_check(t.cl, dem_engine_forces_ahead(t.cl, t.b->n / 2, &started)), 0);
+      steps_ahead++;
+    }
+    ahead_total += started;
+    CU_ASSERT_EQUAL_FATAL(step_forces(t.ref, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(step_forces(t.cl, 0), 0);
+  }
+  CU_ASSERT(steps_ahead >= 10);
+  CU_ASSERT_EQUAL(ahead_total, dem_clock_modelled() ? steps_ahead * (t.b->n / 2) : 0);
+  worst = 0.0;
+  CU_ASSERT_EQUAL(twin_compare(&t, DEM_F_ALL, "forces ahead"), 0);
+  printf("\n    %zu of 20 steps started half the forces ahead, largest relative difference %.3g",
+         ahead_total ? steps_ahead : 0, worst);
+  /* a search with forces started ahead would leave them paired with the old lists: refused */
+  if (dem_clock_modelled()) {
+    CU_ASSERT_EQUAL_FATAL(dem_engine_kick_drift(t.cl, 1.0), 0);
+    size_t started = 0;
+    CU_ASSERT_EQUAL_FATAL(dem_engine_forces_ahead(t.cl, t.b->n / 2, &started), 0);
+    CU_ASSERT_EQUAL(started, t.b->n / 2);
+    CU_ASSERT_NOT_EQUAL(dem_engine_search(t.cl), 0);
+  }
+  twin_close(&t);
+}
+
 static void test_run_apart(void) { check_run(0.99); }
 static void test_run_contact(void) { check_run(1.001); }
 
@@ -275,6 +319,7 @@ static CU_TestInfo tests[] = {
   {"100 steps, particles apart", test_run_apart},
   {"100 steps, particles in contact", test_run_contact},
   {"store reallocated, engine resized", test_resize},
+  {"forces started ahead for half the particles", test_forces_ahead},
   CU_TEST_INFO_NULL,
 };
 
