@@ -17,7 +17,13 @@
  * range device -> host. Ghosts are appended per source rank, in the sender's order, and every
  * step's message carries the same particles in the same order: positions, velocities and
  * angular velocities (9 doubles each, copied bit for bit). Buffers and the request table are
- * sized at registration and reused until the next one. */
+ * sized at registration and reused until the next one.
+ *
+ * Memory: under SMPI every rank's buffers live in one process (at 64 ranks and 500,000
+ * particles the ghosts' messages are some 150,000 particles each way), so what a rank keeps
+ * between registrations is kept to what every step needs: the exchange buffers hold exactly
+ * the step's 9 doubles per particle (the registration's 11 only while it runs), and the
+ * registration's scratch (destination pairs, the border permutation) is freed when it ends. */
 #include "ghosts.h"
 #include "error.h"
 
@@ -61,12 +67,10 @@ struct dem_ghosts {
   double *send_buf, *recv_buf;
   size_t send_cap, recv_cap; /* doubles */
   dem_parallel_xchg_t *xchg;
-  /* registration scratch, kept between registrations */
+  /* registration scratch */
   int *count_to, *count_from; /* per rank */
-  dest_pair_t *pairs;
+  dest_pair_t *pairs;  /* freed when a registration ends */
   size_t pairs_cap;
-  size_t *perm;
-  size_t perm_cap;
   double *bboxes;      /* 6 per rank: lo[3], hi[3] of its owned particles */
   size_t bboxes_cap;
   double comm_time;    /* s, MPI time of the per-step exchanges */
@@ -82,6 +86,18 @@ static int grow(void **buf, size_t *cap, size_t n, size_t size)
   if (!b) return -1;
   *buf = b;
   *cap = c;
+  return 0;
+}
+
+/* sets *buf to exactly n elements of `size` bytes (contents kept up to the smaller size); 0 or
+ * -1, the buffer then unchanged. Shrinking returns the tail to the allocator. */
+static int fit(void **buf, size_t *cap, size_t n, size_t size)
+{
+  if (n == *cap && *buf) return 0;
+  void *b = realloc(*buf, (n ? n : 1) * size);
+  if (!b) return -1;
+  *buf = b;
+  *cap = n;
   return 0;
 }
 
@@ -129,7 +145,6 @@ void dem_ghosts_destroy(dem_ghosts_t **gp)
   free(g->count_to);
   free(g->count_from);
   free(g->pairs);
-  free(g->perm);
   free(g->bboxes);
   dem_parallel_xchg_destroy(&g->xchg);
   free(g);
@@ -139,22 +154,24 @@ void dem_ghosts_destroy(dem_ghosts_t **gp)
 /* Moves the border particles (flag set) to the end of the owned range, keeping the order
  * within both groups; old_to_new receives each particle's new index, *moved whether any
  * particle changed place. */
-static int move_border_last(dem_ghosts_t *g, dem_particles_t *p, const char *border, size_t *old_to_new, int *moved)
+static int move_border_last(dem_particles_t *p, const char *border, size_t *old_to_new, int *moved)
 {
   size_t n = p->n, k = 0;
-  if (grow((void **)&g->perm, &g->perm_cap, n, sizeof *g->perm)) return -1;
+  size_t *perm = malloc((n ? n : 1) * sizeof *perm);
+  if (!perm) return -1;
   for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < n; i++)
       if ((border[i] != 0) == pass) {
-        g->perm[k] = i;
+        perm[k] = i;
         old_to_new[i] = k++;
       }
   int identity = 1;
-  for (size_t i = 0; i < n && identity; i++) identity = g->perm[i] == i;
+  for (size_t i = 0; i < n && identity; i++) identity = perm[i] == i;
   *moved = !identity;
-  if (identity) return 0;
   /* in place, one field at a time: a second store would double the peak memory */
-  return dem_particles_permute(p, g->perm, n);
+  int rc = identity ? 0 : dem_particles_permute(p, perm, n);
+  free(perm);
+  return rc;
 }
 
 /* 1 when x lies within `reach` of the box {lo[3], hi[3]} along every axis (an empty box,
@@ -236,7 +253,7 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
     }
   }
   int moved = 0;
-  if (!bad && move_border_last(g, p, border, old_to_new, &moved)) bad = 1;
+  if (!bad && move_border_last(p, border, old_to_new, &moved)) bad = 1;
   size_t n_border = 0;
   for (size_t i = 0; !bad && i < p->n; i++) n_border += border[i] != 0;
   free(border);
@@ -271,6 +288,9 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
     g->n_border = n_border;
   }
   free(old_to_new);
+  free(g->pairs);
+  g->pairs = NULL;
+  g->pairs_cap = 0;
   dem_parallel_max_int(&bad, 1);
   if (bad) return dem_fail(err, errlen, bad == 2 ? "ghost registration: Zoltan box assignment failed"
                                               : "ghost registration: out of memory");
@@ -288,9 +308,9 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
       g->n_from++;
     }
 
-  /* buffers for this registration's message and every step's */
-  if (grow((void **)&g->send_buf, &g->send_cap, REG_DOUBLES * g->to_total, sizeof(double)) ||
-      grow((void **)&g->recv_buf, &g->recv_cap, REG_DOUBLES * n_ghost, sizeof(double)) ||
+  /* buffers for this registration's message (shrunk to every step's below) */
+  if (fit((void **)&g->send_buf, &g->send_cap, REG_DOUBLES * g->to_total, sizeof(double)) ||
+      fit((void **)&g->recv_buf, &g->recv_cap, REG_DOUBLES * n_ghost, sizeof(double)) ||
       (p->n + n_ghost > p->cap && dem_particles_reserve(p, p->n + n_ghost + (p->n + n_ghost) / 8 + 16)))
     bad = 1;
   dem_parallel_max_int(&bad, 1);
@@ -331,6 +351,10 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
   }
   p->n_ghost = n_ghost;
   g->n_ghost = n_ghost;
+  /* every step's messages carry STATE_DOUBLES per particle: a smaller block cannot fail to fit,
+   * and should realloc fail to move it the larger one still serves */
+  fit((void **)&g->send_buf, &g->send_cap, STATE_DOUBLES * g->to_total, sizeof(double));
+  fit((void **)&g->recv_buf, &g->recv_cap, STATE_DOUBLES * n_ghost, sizeof(double));
 
   dem_work_t w = {.kind = DEM_WORK_PACK,
                   .bytes = (double)sizeof(double) * REG_DOUBLES * (double)(g->to_total + n_ghost) +
