@@ -107,7 +107,12 @@ static int alloc_arrays(frame_arrays_t *f, size_t n)
 /* The frame is gathered on rank 0 one block of ids at a time (output.gather_block, 65,536 by
  * default: rank 0 holds 6 MB, where the whole frame of 500,000 particles took 47 MB): for each
  * block every rank sends the records of its particles with ids in the block, rank 0 places them
- * by id and writes the block's rows. Each rank scans its particles once per block. */
+ * by id and writes the block's rows. Each rank scans its particles once per block.
+ * Rank 0 receives into one buffer of CHUNK records; every other rank packs its records for a
+ * block into a buffer of that block's size (at most CHUNK records), freed once sent: under SMPI
+ * all ranks are one process and wait together in the gather, so what they hold adds up (64
+ * buffers of CHUNK records were 90 MB of address space, and each kept the pages of its largest
+ * block), where per-block buffers hold about one block of records in all. */
 int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, size_t errlen)
 {
   const dem_particles_t *p = sim->p;
@@ -129,10 +134,10 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
   }
 
   const long block = sim->sc->gather_block;
-  record_t *chunk = malloc(CHUNK * sizeof *chunk);
+  record_t *chunk = sim->rank == 0 ? malloc(CHUNK * sizeof *chunk) : NULL;
   frame_arrays_t f = {0};
   dem_output_frame_writer_t *w = NULL;
-  int rc = chunk ? 0 : -1;
+  int rc = chunk || sim->rank != 0 ? 0 : -1;
   if (sim->rank == 0 && rc == 0) {
     if (alloc_arrays(&f, (size_t)block)) {
       rc = -1;
@@ -155,6 +160,7 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
   }
 
   long dup_id = -1;
+  int lost_on = -1; /* on rank 0: the first rank that could not send its records */
   for (long lo = 0; lo < n_total; lo += block) {
     long hi = n_total - lo < block ? n_total : lo + block;
     if (sim->rank == 0) {
@@ -170,6 +176,7 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
       for (int src = 1; src < sim->ranks; src++) {
         long count = 0;
         dem_parallel_recv_bytes(&count, (long)sizeof count, src);
+        if (count < 0 && lost_on < 0) lost_on = src;
         for (long done = 0; done < count; done += CHUNK) {
           long len = count - done < CHUNK ? count - done : CHUNK;
           dem_parallel_recv_bytes(chunk, len * (long)sizeof *chunk, src);
@@ -177,7 +184,7 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
             if (place(&f, &chunk[k], src) && dup_id < 0) dup_id = chunk[k].id;
         }
       }
-      if (dup_id < 0 && rc == 0) {
+      if (dup_id < 0 && lost_on < 0 && rc == 0) {
         dem_output_frame_t rows = {.n = f.n, .id = f.id, .owner = f.owner, .contacts = f.contacts, .pos = f.pos,
                                    .vel = f.vel, .omega = f.omega, .radius = f.radius};
         if (dem_output_frame_rows(w, f.lo, &rows, err, errlen)) rc = -1;
@@ -185,19 +192,34 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
     } else {
       long count = 0;
       for (size_t i = 0; i < p->n; i++) count += p->id[i] >= lo && p->id[i] < hi;
+      record_t *out = count > 0 ? malloc((size_t)(count < CHUNK ? count : CHUNK) * sizeof *out) : NULL;
+      if (count > 0 && !out) {
+        /* a negative count tells rank 0 that no records follow and the frame is lost */
+        long lost = -1;
+        dem_parallel_send_bytes(&lost, (long)sizeof lost, 0);
+        if (rc == 0)
+          snprintf(err, errlen, "out of memory gathering the particles of %s.h5 on rank %d", name, sim->rank);
+        rc = -1;
+        continue;
+      }
       dem_parallel_send_bytes(&count, (long)sizeof count, 0);
       size_t i = 0;
       for (long done = 0; done < count; done += CHUNK) {
         long len = count - done < CHUNK ? count - done : CHUNK;
         for (long k = 0; k < len; i++)
-          if (p->id[i] >= lo && p->id[i] < hi) fill(sim, i, &chunk[k++]);
-        dem_parallel_send_bytes(chunk, len * (long)sizeof *chunk, 0);
+          if (p->id[i] >= lo && p->id[i] < hi) fill(sim, i, &out[k++]);
+        dem_parallel_send_bytes(out, len * (long)sizeof *out, 0);
       }
+      free(out);
     }
   }
   free(chunk);
   free_arrays(&f);
   if (sim->rank == 0) {
+    if (lost_on >= 0 && rc == 0) {
+      snprintf(err, errlen, "rank %d ran out of memory gathering the particles of %s.h5", lost_on, name);
+      rc = -1;
+    }
     if (dup_id >= 0 && rc == 0) {
       snprintf(err, errlen, "step %ld: particle id %ld is held by two ranks (a particle was duplicated)", sim->step,
                dup_id);
@@ -205,7 +227,8 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
     }
     if (dem_output_frame_close(&w, rc == 0, rc ? NULL : err, rc ? 0 : errlen) && rc == 0) rc = -1;
   }
+  int mine = rc;
   dem_parallel_max_int(&rc, 1);
-  if (rc && sim->rank != 0) snprintf(err, errlen, "writing %s.h5 failed on rank 0", name);
+  if (rc && !mine) snprintf(err, errlen, "writing %s.h5 failed on rank 0", name);
   return rc ? -1 : 0;
 }
