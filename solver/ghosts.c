@@ -382,6 +382,14 @@ int dem_ghosts_refresh(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen
   return 0;
 }
 
+void dem_ghosts_release(dem_ghosts_t *g)
+{
+  free(g->send_buf);
+  free(g->recv_buf);
+  g->send_buf = g->recv_buf = NULL;
+  g->send_cap = g->recv_cap = 0;
+}
+
 int dem_ghosts_exchange_start(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
 {
   if (g->ranks == 1 || g->n_border == 0) return 0;
@@ -400,6 +408,11 @@ int dem_ghosts_exchange_finish(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_
 {
   if (g->ranks == 1) return 0;
   dem_particles_t *p = sim->p;
+  /* after dem_ghosts_release: the same ghosts, new buffers (a failure is this rank's alone:
+   * it stops the run like any out-of-memory error) */
+  if ((!g->send_buf && fit((void **)&g->send_buf, &g->send_cap, STATE_DOUBLES * g->to_total, sizeof(double))) ||
+      (!g->recv_buf && fit((void **)&g->recv_buf, &g->recv_cap, STATE_DOUBLES * g->n_ghost, sizeof(double))))
+    return dem_fail(err, errlen, "ghost exchange: out of memory for %zu ghosts", g->n_ghost);
   if (dem_engine_wait_pulls(sim->engine))
     return dem_fail(err, errlen, "ghost exchange: device -> host: %s", dem_engine_error(sim->engine));
 

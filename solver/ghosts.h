@@ -35,6 +35,10 @@ int dem_ghosts_need_search(dem_ghosts_t *g, struct dem_sim *sim);
  * particles have drifted since the last repartition. Clears the forced-search flag (the
  * search that follows rebuilds the indices). Does nothing on one rank. */
 int dem_ghosts_refresh(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t errlen);
+/* Frees the exchange buffers (the ghosts stay registered): the end of the time loop calls it
+ * before the final snapshot, which needs memory of its own. A later exchange allocates them
+ * again. */
+void dem_ghosts_release(dem_ghosts_t *g);
 size_t dem_ghosts_count(const dem_ghosts_t *g);
 double dem_ghosts_comm_time(const dem_ghosts_t *g); /* s, total time in MPI calls of the exchange */
 double dem_ghosts_layer(const dem_ghosts_t *g);     /* m, width of the ghost layer at the last registration */
