@@ -2,7 +2,8 @@
  * must end in the state of the 1-rank run, to 1e-10 relative, with every particle exactly
  * once; particles that cross a part boundary keep their contacts; a repartition in the middle
  * of collisions keeps the tangential springs; weights 1:2:...:P give particle counts in those
- * ratios; the balance formulas against hand-computed values.
+ * ratios; releasing the ghosts' buffers between steps changes nothing; the balance formulas
+ * against hand-computed values.
  *
  * The 1-rank reference runs inside the same program, on rank 0 alone
  * (dem_parallel_use_self), before the P-rank run; both use the reference backend. The
@@ -374,6 +375,37 @@ static void test_repartition_keeps_springs(void)
   dem_simulation_destroy(&sim);
 }
 
+/* dem_ghosts_release between steps (every 7th step, so that some releases are followed by an
+ * exchange and some by a registration): the buffers come back and the run still ends in the
+ * serial state. */
+static void test_ghost_release(void)
+{
+  if (size < 2) return;
+  run_serial();
+  char err[2048];
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  scenario(&sc, size, "release");
+  int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  for (long s = 0; s < sc.steps && rc == 0; s++) {
+    if (s % 7 == 3) dem_ghosts_release(sim.ghosts);
+    rc = dem_timestep(&sim, err, sizeof err);
+  }
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL_FATAL(dem_engine_kick(sim.engine), 0); /* synchronous velocities, as the serial run ends */
+  rec_t *par = gather(&sim, sim.total_particles);
+  if (rank == 0) {
+    long bad_state, bad_contacts;
+    compare_with_serial(par, &bad_state, &bad_contacts);
+    CU_ASSERT_EQUAL(bad_state, 0);
+    CU_ASSERT_EQUAL(bad_contacts, 0);
+  }
+  free(par);
+  dem_simulation_destroy(&sim);
+}
+
 /* Weights 1:2:...:P as target part sizes: counts follow within Zoltan's tolerance. */
 static void test_weighted_counts(void)
 {
@@ -522,6 +554,7 @@ static void test_threshold_trigger(void)
 static CU_TestInfo parallel_tests[] = {
   {"P ranks end in the 1-rank state (ids, x, v to 1e-10; contacts of boundary crossers)", test_same_state_as_serial},
   {"a repartition during collisions keeps every tangential spring", test_repartition_keeps_springs},
+  {"the ghosts' buffers released between steps come back: same end state", test_ghost_release},
   {"weights 1:2:..:P give particle counts in those ratios", test_weighted_counts},
   CU_TEST_INFO_NULL,
 };
