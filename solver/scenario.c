@@ -72,6 +72,8 @@ static const key_def_t keys[] = {
    "imbalance that triggers an extra repartition (0: never)", NULL},
   {"run.rw5_threshold", K_DOUBLE, OFF(rw5_threshold), 0, 0, BIG, 0, "%", "RW5: weights change only above this imbalance", NULL},
   {"run.imbalance_tol", K_DOUBLE, OFF(zoltan_imbalance_tol), 0, 1, BIG, 0, "-", "Zoltan IMBALANCE_TOL (max/avg)", NULL},
+  {"run.migrate_batch", K_LONG, OFF(migrate_batch), 0, 0, 2147483647.0, 0, "particles",
+   "particles a rank sends per round of a migration (0: all in one round); rounds bound a repartition's memory", NULL},
   {"platform.file", K_STRING, OFF(platform), SZ(platform), 0, 0, 0, "", "SimGrid platform (relative to the scenario file)", NULL},
   {"device.backend", K_STRING, OFF(backend), SZ(backend), 0, 0, 0, "", "compute backend", "opencl|reference"},
   {"device.platform", K_INT, OFF(cl_platform), 0, -1, 1024, 0, "-", "OpenCL platform index (-1: first with a device)", NULL},
@@ -130,6 +132,7 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->lambda_threshold = 0.0;
   s->rw5_threshold = 5.0;
   s->zoltan_imbalance_tol = 1.05;
+  s->migrate_batch = 0;
   snprintf(s->backend, sizeof s->backend, "opencl");
   s->cl_platform = -1;
   s->cl_device = -1;

@@ -47,6 +47,7 @@ typedef struct dem_scenario {
   double lambda_threshold;  /* %, imbalance that triggers an extra repartition (0: never) */
   double rw5_threshold;     /* %, RW5 updates the weights only above this imbalance */
   double zoltan_imbalance_tol; /* -, Zoltan IMBALANCE_TOL (max/avg) */
+  long migrate_batch;       /* particles a rank sends per round of a migration; 0: one round */
 
   /* modelled cloud (SMPI build) */
   char platform[DEM_PATH_MAX];  /* SimGrid platform file, resolved */

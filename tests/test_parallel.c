@@ -2,8 +2,8 @@
  * must end in the state of the 1-rank run, to 1e-10 relative, with every particle exactly
  * once; particles that cross a part boundary keep their contacts; a repartition in the middle
  * of collisions keeps the tangential springs; weights 1:2:...:P give particle counts in those
- * ratios; releasing the ghosts' buffers between steps changes nothing; the balance formulas
- * against hand-computed values.
+ * ratios; releasing the ghosts' buffers between steps, or migrating in rounds of a few
+ * particles, changes nothing; the balance formulas against hand-computed values.
  *
  * The 1-rank reference runs inside the same program, on rank 0 alone
  * (dem_parallel_use_self), before the P-rank run; both use the reference backend. The
@@ -375,6 +375,33 @@ static void test_repartition_keeps_springs(void)
   dem_simulation_destroy(&sim);
 }
 
+/* Migration in rounds of at most 3 particles per rank (run.migrate_batch): the exports' local
+ * indices shift between rounds as the store is compacted; the run ends in the serial state. */
+static void test_migrate_in_rounds(void)
+{
+  if (size < 2) return;
+  run_serial();
+  char err[2048];
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  scenario(&sc, size, "rounds");
+  sc.migrate_batch = 3;
+  int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
+  if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  CU_ASSERT_EQUAL(sim.repartitions, (int)(sc.steps - 1) / (int)sc.repartition_every);
+  rec_t *par = gather(&sim, sim.total_particles);
+  if (rank == 0) {
+    long bad_state, bad_contacts;
+    compare_with_serial(par, &bad_state, &bad_contacts);
+    CU_ASSERT_EQUAL(bad_state, 0);
+    CU_ASSERT_EQUAL(bad_contacts, 0);
+  }
+  free(par);
+  dem_simulation_destroy(&sim);
+}
+
 /* dem_ghosts_release between steps (every 7th step, so that some releases are followed by an
  * exchange and some by a registration): the buffers come back and the run still ends in the
  * serial state. */
@@ -555,6 +582,7 @@ static CU_TestInfo parallel_tests[] = {
   {"P ranks end in the 1-rank state (ids, x, v to 1e-10; contacts of boundary crossers)", test_same_state_as_serial},
   {"a repartition during collisions keeps every tangential spring", test_repartition_keeps_springs},
   {"the ghosts' buffers released between steps come back: same end state", test_ghost_release},
+  {"migration in rounds of 3 particles per rank: same end state", test_migrate_in_rounds},
   {"weights 1:2:..:P give particle counts in those ratios", test_weighted_counts},
   CU_TEST_INFO_NULL,
 };
