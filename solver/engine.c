@@ -18,7 +18,14 @@
  *   under external. In the SMPI build its cost is charged there too, as one FORCES_ALL charge
  *   (not three: the fused kernel reads and writes each particle's own data once).
  * - Contact counts for the cost model are counted on the device and read back with the next
- *   kick-drift's counters: the OpenCL backend reports the previous step's contacts. */
+ *   kick-drift's counters: the OpenCL backend reports the previous step's contacts.
+ * - Waiting: every wait for the device is a round trip through the OpenCL runtime's threads,
+ *   and under SMPI all ranks share one host thread, so the engine waits only where the host
+ *   needs data: a pull, or the kick-drift's counters when the search test asks for them (queued
+ *   with the kernel, taken in by dem_engine_collect). Pushes of ghost rows are queued without
+ *   waiting. Under SMPI the stage ends of the step do not wait at all (time is charged, not
+ *   measured), and the forces of particles with no ghost partner may start before the ghost
+ *   exchange (dem_engine_forces_ahead) while their charge stays with the fused launch. */
 #include "engine.h"
 
 #include <math.h>

@@ -228,6 +228,27 @@ static long compare_with_serial(const rec_t *par, long *mismatch_state, long *mi
 
 /* ---- P ranks vs 1 rank ------------------------------------------------------------------ */
 
+/* The end of a P-rank run that must be in the serial run's state: the run succeeded, the
+ * velocities are synchronised (`kick`: the steps were driven one by one, not by
+ * dem_simulation_run, which ends synchronised), every particle matches on rank 0; the
+ * simulation is destroyed. */
+static void expect_serial_state(dem_sim_t *sim, int rc, const char *err, int kick)
+{
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  if (kick) CU_ASSERT_EQUAL_FATAL(dem_engine_kick(sim->engine), 0);
+  rec_t *par = gather(sim, sim->total_particles);
+  if (rank == 0) {
+    long bad_state, bad_contacts;
+    compare_with_serial(par, &bad_state, &bad_contacts);
+    CU_ASSERT_EQUAL(bad_state, 0);
+    CU_ASSERT_EQUAL(bad_contacts, 0);
+  }
+  free(par);
+  dem_simulation_destroy(sim);
+}
+
+
 static void test_same_state_as_serial(void)
 {
   run_serial();
@@ -361,18 +382,7 @@ static void test_repartition_keeps_springs(void)
   free(before);
 
   for (long s = half; s < sc.steps && rc == 0; s++) rc = dem_timestep(&sim, err, sizeof err);
-  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
-  CU_ASSERT_EQUAL_FATAL(rc, 0);
-  CU_ASSERT_EQUAL_FATAL(dem_engine_kick(sim.engine), 0); /* synchronous velocities, as the serial run ends */
-  rec_t *par = gather(&sim, sim.total_particles);
-  if (rank == 0) {
-    long bad_state, bad_contacts;
-    compare_with_serial(par, &bad_state, &bad_contacts);
-    CU_ASSERT_EQUAL(bad_state, 0);
-    CU_ASSERT_EQUAL(bad_contacts, 0);
-  }
-  free(par);
-  dem_simulation_destroy(&sim);
+  expect_serial_state(&sim, rc, err, 1);
 }
 
 /* Migration in rounds of at most 3 particles per rank (run.migrate_batch): the exports' local
@@ -391,15 +401,7 @@ static void test_migrate_in_rounds(void)
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
   CU_ASSERT_EQUAL(sim.repartitions, (int)(sc.steps - 1) / (int)sc.repartition_every);
-  rec_t *par = gather(&sim, sim.total_particles);
-  if (rank == 0) {
-    long bad_state, bad_contacts;
-    compare_with_serial(par, &bad_state, &bad_contacts);
-    CU_ASSERT_EQUAL(bad_state, 0);
-    CU_ASSERT_EQUAL(bad_contacts, 0);
-  }
-  free(par);
-  dem_simulation_destroy(&sim);
+  expect_serial_state(&sim, rc, err, 0);
 }
 
 /* dem_ghosts_release between steps (every 7th step, so that some releases are followed by an
@@ -419,18 +421,7 @@ static void test_ghost_release(void)
     if (s % 7 == 3) dem_ghosts_release(sim.ghosts);
     rc = dem_timestep(&sim, err, sizeof err);
   }
-  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
-  CU_ASSERT_EQUAL_FATAL(rc, 0);
-  CU_ASSERT_EQUAL_FATAL(dem_engine_kick(sim.engine), 0); /* synchronous velocities, as the serial run ends */
-  rec_t *par = gather(&sim, sim.total_particles);
-  if (rank == 0) {
-    long bad_state, bad_contacts;
-    compare_with_serial(par, &bad_state, &bad_contacts);
-    CU_ASSERT_EQUAL(bad_state, 0);
-    CU_ASSERT_EQUAL(bad_contacts, 0);
-  }
-  free(par);
-  dem_simulation_destroy(&sim);
+  expect_serial_state(&sim, rc, err, 1);
 }
 
 /* Weights 1:2:...:P as target part sizes: counts follow within Zoltan's tolerance. */
