@@ -4,6 +4,7 @@
 #define DEMSIM_TESTS_PLAIN_TESTING_H
 
 #include <CUnit/Basic.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -33,6 +34,22 @@ static inline int dem_plain_rmdir(const char *dir)
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Creates the scratch directory /tmp/demsim-NAME-XXXXXX in dir (len >= 64) and writes the
+ * scenario fmt (printf-style, with its arguments) to dir/s.cfg, whose path goes to cfg. 0 or -1. */
+static inline int dem_plain_scenario(char *dir, size_t dirlen, char *cfg, size_t cfglen, const char *name,
+                                     const char *fmt, ...)
+{
+  if (dem_plain_tmpdir(dir, dirlen, name)) return -1;
+  snprintf(cfg, cfglen, "%s/s.cfg", dir);
+  FILE *f = fopen(cfg, "w");
+  if (!f) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  int ok = vfprintf(f, fmt, ap) >= 0;
+  va_end(ap);
+  return fclose(f) == 0 && ok ? 0 : -1;
 }
 
 /* The source tree (scenarios, platforms): from the environment CTest sets, else the build's. */

@@ -23,19 +23,15 @@ static const double DT = 1e-8, G = 9.81;
 
 static int suite_init(void)
 {
-  if (dem_plain_tmpdir(dir, sizeof dir, "output")) return -1;
   char cfg[512], cmd[2048], out[8192];
-  snprintf(cfg, sizeof cfg, "%s/s.cfg", dir);
-  FILE *f = fopen(cfg, "w");
-  if (!f) return -1;
-  const char *src = dem_plain_source_dir();
-  fprintf(f, "name = \"output-test\";\nproblem = { particles = %ld; diameter_ratio = 0.99; };\n"
-             "time = { dt = %g; steps = %ld; };\n"
-             /* frames gathered in blocks of 777 particles: two blocks, the second partial */
-             "output = { snapshot_every = %ld; metrics_every = 10; gather_block = 777; };\n"
-             "platform = { file = \"%s/platforms/openstack.xml\"; hosts = [\"n1-cn6700-4\"]; };\n",
-          N, DT, STEPS, EVERY, src);
-  fclose(f);
+  if (dem_plain_scenario(dir, sizeof dir, cfg, sizeof cfg, "output",
+                         "name = \"output-test\";\nproblem = { particles = %ld; diameter_ratio = 0.99; };\n"
+                         "time = { dt = %g; steps = %ld; };\n"
+                         /* frames gathered in blocks of 777 particles: two blocks, the second partial */
+                         "output = { snapshot_every = %ld; metrics_every = 10; gather_block = 777; };\n"
+                         "platform = { file = \"%s/platforms/openstack.xml\"; hosts = [\"n1-cn6700-4\"]; };\n",
+                         N, DT, STEPS, EVERY, dem_plain_source_dir()))
+    return -1;
   snprintf(cmd, sizeof cmd, "%s run %s --out %s/out --quiet 2>&1", demsim, cfg, dir);
   int rc = run(cmd, out, sizeof out);
   if (rc != 0) fprintf(stderr, "demsim failed (%d): %s\n", rc, out);

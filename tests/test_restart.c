@@ -173,18 +173,15 @@ static void test_killed_run_leaves_a_whole_checkpoint(void)
 
 static int suite_init(void)
 {
-  if (dem_plain_tmpdir(dir, sizeof dir, "restart")) return -1;
-  snprintf(cfg, sizeof cfg, "%s/s.cfg", dir);
-  FILE *f = fopen(cfg, "w");
-  if (!f) return -1;
-  const char *src = dem_plain_source_dir();
   /* in contact, so that springs and the contact history matter; repartitions in between */
-  fprintf(f, "name = \"restart-test\";\nproblem = { particles = 3000; diameter_ratio = 1.001; };\n"
-             "run = { policy = \"RW\"; repartition_every = 30; };\n"
-             "physics = { check_every = 40; };\n"
-             "platform = { file = \"%s/platforms/openstack.xml\"; "
-             "hosts = [\"n1-cn6700-4\", \"n2-cn6700-4\", \"n3-cn6700-3\", \"n6-cn4790-4\"]; };\n", src);
-  fclose(f);
+  if (dem_plain_scenario(dir, sizeof dir, cfg, sizeof cfg, "restart",
+                         "name = \"restart-test\";\nproblem = { particles = 3000; diameter_ratio = 1.001; };\n"
+                         "run = { policy = \"RW\"; repartition_every = 30; };\n"
+                         "physics = { check_every = 40; };\n"
+                         "platform = { file = \"%s/platforms/openstack.xml\"; "
+                         "hosts = [\"n1-cn6700-4\", \"n2-cn6700-4\", \"n3-cn6700-3\", \"n6-cn4790-4\"]; };\n",
+                         dem_plain_source_dir()))
+    return -1;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   return 0;
 }

@@ -90,17 +90,14 @@ static void test_same_scenario_twice_same_summary(void)
 
 static int suite_init(void)
 {
-  if (dem_plain_tmpdir(dir, sizeof dir, "safety")) return -1;
-  snprintf(cfg, sizeof cfg, "%s/s.cfg", dir);
-  FILE *f = fopen(cfg, "w");
-  if (!f) return -1;
-  const char *src = dem_plain_source_dir();
-  fprintf(f, "name = \"safety-test\";\nproblem = { particles = 3000; diameter_ratio = 1.001; };\n"
-             "platform = { file = \"%s/platforms/openstack.xml\"; "
-             "hosts = [\"n1-cn6700-2a\", \"n2-cn6700-2a\", \"n3-cn6700-4\"]; };\n"
-             "stress = ( { host = \"n1-cn6700-2b\"; kind = \"vm\"; workers = 2; bytes = 1e9; start = 0.001; "
-             "on = 0.002; off = 0.002; } );\n", src);
-  fclose(f);
+  if (dem_plain_scenario(dir, sizeof dir, cfg, sizeof cfg, "safety",
+                         "name = \"safety-test\";\nproblem = { particles = 3000; diameter_ratio = 1.001; };\n"
+                         "platform = { file = \"%s/platforms/openstack.xml\"; "
+                         "hosts = [\"n1-cn6700-2a\", \"n2-cn6700-2a\", \"n3-cn6700-4\"]; };\n"
+                         "stress = ( { host = \"n1-cn6700-2b\"; kind = \"vm\"; workers = 2; bytes = 1e9; "
+                         "start = 0.001; on = 0.002; off = 0.002; } );\n",
+                         dem_plain_source_dir()))
+    return -1;
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
   return 0;
 }
