@@ -643,8 +643,8 @@ int dem_device_kick_drift(dem_device_t *d, double kick, double *bytes)
   const void *const vals[] = {&n, &d->params, &k, &d->bufs[B_RADIUS], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
                               &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA], now, next};
   if (dem_device_args(d, K_KICK_DRIFT, 11, sizes, vals) != 0 || dem_device_launch(d, K_KICK_DRIFT) != 0) return -1;
-  /* queued, not waited for: the host waits once for whatever it needs next (a ghost pull, or
-   * dem_device_counters), not once more for these few bytes */
+  /* queued, not waited for: the counters arrive with the next wait, usually the one of the
+   * search test (dem_device_counters), not with a wait of their own */
   DEM_CL(d, clEnqueueReadBuffer(d->queue, *now, CL_FALSE, 0, sizeof(d->counts), d->counts, 0, NULL, NULL));
   d->queued = 1;
   d->counts_pending = 1;
