@@ -15,13 +15,26 @@
  *   task on one of its threads, and with groups of 64 the cost of scheduling them was a third
  *   of a step without contacts (bench-apart: 2.9e7 particle-steps/s with 64, 4.3e7 with 1024,
  *   interleaved runs); on a GPU it is 64, a few warps, which keeps many groups resident.
- * - One context and one built program per device per process, shared by every dem_device_t of
- *   the process (reference counted, in a slot of share.h). Under SMPI all ranks live in one
- *   process and SMPI privatises the application's globals, so without the shared slot each
- *   rank created its own context and built its own program: at 64 ranks that was 64 builds
- *   (seconds of start-up) and some 110 MB. What a rank computes is unchanged: each rank keeps
- *   its own queue, kernel objects (their arguments are per rank) and buffers; the ranks take
- *   turns on the OpenCL API (one OS thread, or the share lock while creating and dropping). */
+ * - One context, one built program and one command queue per device per process, shared by
+ *   every dem_device_t of the process (reference counted, in a slot of share.h). Under SMPI all
+ *   ranks live in one process and SMPI privatises the application's globals, so without the
+ *   shared slot each rank created its own context and built its own program: at 64 ranks that
+ *   was 64 builds (seconds of start-up) and some 110 MB. What a rank computes is unchanged: each
+ *   rank keeps its own kernel objects (their arguments are per rank) and buffers; the ranks
+ *   take turns on the OpenCL API (one OS thread, or the share lock while creating and dropping).
+ * - Why one queue, not one per rank: PoCL 3.1's CPU driver (Debian 12) caches one work-group
+ *   function per kernel, local size, grid width and zero/non-zero global offset; a command takes
+ *   its item when it starts and gives it back when it ends, but the give-back looks the item up
+ *   again by kernel and local size only (lib/CL/devices/common.c, pocl_release_dlhandle_cache;
+ *   fixed upstream in PoCL 6.0 by handing the item itself back). With commands of one kernel in
+ *   flight at once on several queues and several items for it (ranks' parts of different
+ *   sizes, launches at an offset), one command drops another's item and the process aborts
+ *   ("Assertion `found->ref_count > 0' failed"): case 1 died at its first repartition. One
+ *   in-order queue per process runs one command at a time, so each give-back finds the item its
+ *   own command took, on every driver. The ranks' commands still run while the host simulates
+ *   (nothing waits for them earlier than before); a rank's wait now also covers what the ranks
+ *   before it queued, work the single host thread would wait for anyway. tests/test_device_share
+ *   crashed in 18 of 20 runs with a queue per rank. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "device.h"
 
@@ -75,6 +88,7 @@ typedef struct dem_cl_shared {
   cl_device_id device;
   cl_context ctx;
   cl_program program;
+  cl_command_queue queue; /* in order, without profiling: see the top of this file */
   unsigned long source_hash; /* of the kernel source and build options it was built from */
   int users;
   struct dem_cl_shared *next;
@@ -87,7 +101,7 @@ struct dem_device {
   cl_device_id device;
   dem_cl_shared_t *shared;
   cl_context ctx;     /* shared->ctx */
-  cl_command_queue queue;
+  cl_command_queue queue; /* shared->queue, or this device's own while profiling */
   cl_program program; /* shared->program */
   cl_kernel kernels[K_COUNT];
   size_t max_local;   /* work-group size: 1024 on a CPU, 64 on a GPU, or the device limit */
@@ -221,6 +235,7 @@ static int dem_device_share_acquire(dem_device_t *d)
     d->shared = s;
     d->ctx = s->ctx;
     d->program = s->program;
+    d->queue = s->queue;
     dem_share_unlock();
     return 0;
   }
@@ -237,7 +252,14 @@ static int dem_device_share_acquire(dem_device_t *d)
     d->ctx = NULL;
     return dem_device_fail(d, "clCreateContext on %s: error %d", d->name, (int)rc);
   }
-  if (dem_device_build_program(d, opts) != 0) {
+  if (dem_device_build_program(d, opts) == 0) {
+    d->queue = clCreateCommandQueue(d->ctx, d->device, 0, &rc);
+    if (rc != CL_SUCCESS) {
+      d->queue = NULL;
+      dem_device_fail(d, "clCreateCommandQueue on %s: error %d", d->name, (int)rc);
+    }
+  }
+  if (!d->queue) {
     dem_share_unlock();
     free(s);
     if (d->program) clReleaseProgram(d->program);
@@ -246,8 +268,8 @@ static int dem_device_share_acquire(dem_device_t *d)
     d->ctx = NULL;
     return -1;
   }
-  *s = (dem_cl_shared_t){.device = d->device, .ctx = d->ctx, .program = d->program, .source_hash = hash,
-                         .users = 1};
+  *s = (dem_cl_shared_t){.device = d->device, .ctx = d->ctx, .program = d->program, .queue = d->queue,
+                         .source_hash = hash, .users = 1};
   if (slot) { /* a full share table only costs this device its own context */
     s->next = *slot;
     *slot = s;
@@ -257,13 +279,14 @@ static int dem_device_share_acquire(dem_device_t *d)
   return 0;
 }
 
-/* Drops d's use of the shared context and program; the last user releases them. */
+/* Drops d's use of the shared context, program and queue; the last user releases them. */
 static void dem_device_share_release(dem_device_t *d)
 {
   dem_cl_shared_t *s = d->shared;
   d->shared = NULL;
   d->ctx = NULL;
   d->program = NULL;
+  d->queue = NULL;
   if (!s) return;
   dem_share_lock();
   if (--s->users == 0) {
@@ -273,6 +296,7 @@ static void dem_device_share_release(dem_device_t *d)
         *q = s->next;
         break;
       }
+    clReleaseCommandQueue(s->queue);
     clReleaseProgram(s->program);
     clReleaseContext(s->ctx);
     free(s);
@@ -321,8 +345,6 @@ static int dem_device_setup(dem_device_t *d, int platform, int device, const cha
   d->max_local = max_wg < want ? max_wg : want;
 
   if (dem_device_share_acquire(d) != 0) return -1;
-  d->queue = clCreateCommandQueue(d->ctx, d->device, 0, &rc);
-  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateCommandQueue on %s: error %d", d->name, (int)rc);
   if (dem_device_kernels(d) != 0) return -1;
 
   d->params = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, DEM_DEVICE_P_COUNT * sizeof(double), NULL, &rc);
@@ -362,6 +384,7 @@ void dem_device_destroy(dem_device_t **dp)
   dem_device_t *d = *dp;
   if (d->queue) clFinish(d->queue);
   if (d->read_done) clReleaseEvent(d->read_done);
+  if (d->profiling && d->queue) clReleaseCommandQueue(d->queue); /* its own; the shared one stays */
   for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   dem_release_mem(&d->params);
   dem_release_mem(&d->counters[0]);
@@ -371,7 +394,6 @@ void dem_device_destroy(dem_device_t **dp)
   dem_release_mem(&d->cell_sorted);
   for (int k = 0; k < K_COUNT; ++k)
     if (d->kernels[k]) clReleaseKernel(d->kernels[k]);
-  if (d->queue) clReleaseCommandQueue(d->queue);
   dem_device_share_release(d);
   free(d);
   *dp = NULL;
@@ -528,13 +550,16 @@ int dem_device_profile(dem_device_t *d, int on)
   on = on != 0;
   if (on == d->profiling) return 0;
   DEM_CL(d, clFinish(d->queue));
-  cl_int rc;
-  cl_command_queue q = clCreateCommandQueue(d->ctx, d->device, on ? CL_QUEUE_PROFILING_ENABLE : 0, &rc);
-  if (rc != CL_SUCCESS)
-    return dem_device_fail(d, "clCreateCommandQueue(%s) on %s: error %d", on ? "profiling" : "plain", d->name,
-                           (int)rc);
-  clReleaseCommandQueue(d->queue);
-  d->queue = q;
+  if (on) { /* a queue of its own, with profiling; every launch then waits for its kernel */
+    cl_int rc;
+    cl_command_queue q = clCreateCommandQueue(d->ctx, d->device, CL_QUEUE_PROFILING_ENABLE, &rc);
+    if (rc != CL_SUCCESS)
+      return dem_device_fail(d, "clCreateCommandQueue(profiling) on %s: error %d", d->name, (int)rc);
+    d->queue = q;
+  } else {
+    clReleaseCommandQueue(d->queue);
+    d->queue = d->shared->queue;
+  }
   d->profiling = on;
   d->kernel_s = 0.0;
   return 0;

@@ -84,7 +84,7 @@ static int dem_engine_charge(dem_engine_t *e, dem_work_kind_t kind, double parti
   return 0;
 }
 
-static void dem_engine_pack_params(const dem_params_t *prm, double *v)
+void dem_engine_pack_params(const dem_params_t *prm, double *v)
 {
   v[DEM_DEVICE_P_DT] = prm->dt;
   for (int c = 0; c < 3; ++c) {

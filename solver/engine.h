@@ -43,6 +43,9 @@ typedef struct dem_engine_work {
 dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const struct dem_params *prm,
                                 struct dem_particles *p, char *err, size_t errlen);
 void dem_engine_destroy(dem_engine_t **e);
+/* The kernels' parameter vector (DEM_DEVICE_P_COUNT doubles of device.h) for prm: the same
+ * contact-law constants as the reference. */
+void dem_engine_pack_params(const struct dem_params *prm, double *v);
 const char *dem_engine_error(const dem_engine_t *e);
 const char *dem_engine_device_name(const dem_engine_t *e); /* "reference C" or the OpenCL device */
 
