@@ -37,14 +37,13 @@ inline uint dem_boundaries_walls(int i, int slots, __constant const double *prm,
   return contacts;
 }
 
-__kernel void dem_boundaries(int n, int slots, __constant const double *prm, __global const double *pos,
-                             __global const double *vel, __global const double *omega,
-                             __global const double *radius, __global const int *nbr_count,
-                             __global const int *nbr_index, __global double *spring, __global double *force,
-                             __global double *torque, volatile __global uint *counters)
+__kernel void dem_boundaries(int first, int n, int slots, __constant const double *prm, __global const double *pos,
+                             __global const double *vel, __global const double *omega, __global const double *radius,
+                             __global const int *nbr_count, __global const int *nbr_index, __global double *spring,
+                             __global double *force, __global double *torque, volatile __global uint *counters)
 {
   __local uint acc[2];
-  int i = get_global_id(0);
+  int i = first + (int)get_global_id(0);
   uint contacts = 0;
   if (i < n) {
     double f[3], t[3];

@@ -232,13 +232,13 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
   return (uint)m;
 }
 
-__kernel void dem_forces(int n, int slots, __constant const double *prm, __global const double *pos,
+__kernel void dem_forces(int first, int n, int slots, __constant const double *prm, __global const double *pos,
                          __global const double *vel, __global const double *omega, __global const double *radius,
                          __global const int *nbr_count, __global const int *nbr_index, __global double *spring,
                          __global double *force, __global double *torque, volatile __global uint *counters)
 {
   __local uint acc[2];
-  int i = get_global_id(0);
+  int i = first + (int)get_global_id(0);
   uint contacts = 0;
   if (i < n) {
     double f[3] = {0.0, 0.0, 0.0}, t[3] = {0.0, 0.0, 0.0};

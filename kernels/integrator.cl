@@ -52,14 +52,13 @@ __kernel void dem_kick(int n, __constant const double *prm, __global const doubl
   }
 }
 
-__kernel void dem_forces_all(int n, int slots, __constant const double *prm, __global const double *pos,
-                             __global const double *vel, __global const double *omega,
-                             __global const double *radius, __global const int *nbr_count,
-                             __global const int *nbr_index, __global double *spring, __global double *force,
-                             __global double *torque, volatile __global uint *counters)
+__kernel void dem_forces_all(int first, int n, int slots, __constant const double *prm, __global const double *pos,
+                             __global const double *vel, __global const double *omega, __global const double *radius,
+                             __global const int *nbr_count, __global const int *nbr_index, __global double *spring,
+                             __global double *force, __global double *torque, volatile __global uint *counters)
 {
   __local uint acc[2];
-  int i = get_global_id(0);
+  int i = first + (int)get_global_id(0);
   uint contacts = 0, walls = 0;
   if (i < n) {
     double f[3] = {0.0, 0.0, 0.0}, t[3] = {0.0, 0.0, 0.0};

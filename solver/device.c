@@ -15,26 +15,31 @@
  *   task on one of its threads, and with groups of 64 the cost of scheduling them was a third
  *   of a step without contacts (bench-apart: 2.9e7 particle-steps/s with 64, 4.3e7 with 1024,
  *   interleaved runs); on a GPU it is 64, a few warps, which keeps many groups resident.
- * - One context, one built program and one command queue per device per process, shared by
- *   every dem_device_t of the process (reference counted, in a slot of share.h). Under SMPI all
- *   ranks live in one process and SMPI privatises the application's globals, so without the
- *   shared slot each rank created its own context and built its own program: at 64 ranks that
- *   was 64 builds (seconds of start-up) and some 110 MB. What a rank computes is unchanged: each
- *   rank keeps its own kernel objects (their arguments are per rank) and buffers; the ranks
- *   take turns on the OpenCL API (one OS thread, or the share lock while creating and dropping).
- * - Why one queue, not one per rank: PoCL 3.1's CPU driver (Debian 12) caches one work-group
- *   function per kernel, local size, grid width and zero/non-zero global offset; a command takes
- *   its item when it starts and gives it back when it ends, but the give-back looks the item up
- *   again by kernel and local size only (lib/CL/devices/common.c, pocl_release_dlhandle_cache;
- *   fixed upstream in PoCL 6.0 by handing the item itself back). With commands of one kernel in
- *   flight at once on several queues and several items for it (ranks' parts of different
- *   sizes, launches at an offset), one command drops another's item and the process aborts
- *   ("Assertion `found->ref_count > 0' failed"): case 1 died at its first repartition. One
- *   in-order queue per process runs one command at a time, so each give-back finds the item its
- *   own command took, on every driver. The ranks' commands still run while the host simulates
- *   (nothing waits for them earlier than before); a rank's wait now also covers what the ranks
- *   before it queued, work the single host thread would wait for anyway. tests/test_device_share
- *   crashed in 18 of 20 runs with a queue per rank. */
+ * - One context and one built program per device per process, shared by every dem_device_t of
+ *   the process (reference counted, in a slot of share.h). Under SMPI all ranks live in one
+ *   process and SMPI privatises the application's globals, so without the shared slot each
+ *   rank created its own context and built its own program: at 64 ranks that was 64 builds
+ *   (seconds of start-up) and some 110 MB. What a rank computes is unchanged: each rank keeps
+ *   its own queue, kernel objects (their arguments are per rank) and buffers; the ranks take
+ *   turns on the OpenCL API (one OS thread, or the share lock while creating, launching and
+ *   dropping).
+ * - One work-group function per kernel in the process, for PoCL 3.1 (Debian 12). Its CPU driver
+ *   caches a compiled work-group function per kernel, local size, grid width class and zero or
+ *   non-zero global offset; a command takes its item when it starts and gives it back when it
+ *   ends, but the give-back looks the item up again by kernel and local size only
+ *   (lib/CL/devices/common.c, pocl_release_dlhandle_cache; upstream PoCL 6.0 hands the item
+ *   itself back). With two items of one kernel in use by commands in flight on several queues
+ *   at once, a command gives back another's item and the process aborts ("Assertion
+ *   `found->ref_count > 0' failed"): case 1 died at its first repartition under SMPI, where a
+ *   rank's part grows past every earlier grid and the forces ahead ran at an offset. So:
+ *   (1) no launch has a global offset: the force kernels take their first particle as an
+ *   argument; (2) the widest grid each kernel ran in the process is kept in the shared slot,
+ *   and a launch wider than that (PoCL then makes a new item, which every later launch of the
+ *   kernel takes, as it is found first and fits them all) waits until every queue of the
+ *   process is empty. That happens a few times a run (the first launches, a part that grew);
+ *   otherwise the ranks' kernels run side by side as before (one queue for the whole process
+ *   instead cost 20-30 % of wall time on case 1 and 8-rank runs). tests/test_device_share
+ *   crashed in 10 of 10 runs before. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "device.h"
 
@@ -88,9 +93,10 @@ typedef struct dem_cl_shared {
   cl_device_id device;
   cl_context ctx;
   cl_program program;
-  cl_command_queue queue; /* in order, without profiling: see the top of this file */
   unsigned long source_hash; /* of the kernel source and build options it was built from */
   int users;
+  struct dem_device *devices; /* its users, linked by their next_user */
+  size_t widest[K_COUNT];     /* the widest grid each kernel ran on (work-items), see the top */
   struct dem_cl_shared *next;
 } dem_cl_shared_t;
 
@@ -100,8 +106,9 @@ struct dem_device {
   cl_platform_id platform;
   cl_device_id device;
   dem_cl_shared_t *shared;
+  struct dem_device *next_user; /* the next user of shared */
   cl_context ctx;     /* shared->ctx */
-  cl_command_queue queue; /* shared->queue, or this device's own while profiling */
+  cl_command_queue queue;
   cl_program program; /* shared->program */
   cl_kernel kernels[K_COUNT];
   size_t max_local;   /* work-group size: 1024 on a CPU, 64 on a GPU, or the device limit */
@@ -232,10 +239,11 @@ static int dem_device_share_acquire(dem_device_t *d)
   while (s && !(s->device == d->device && s->source_hash == hash)) s = s->next;
   if (s) {
     s->users++;
+    d->next_user = s->devices;
+    s->devices = d;
     d->shared = s;
     d->ctx = s->ctx;
     d->program = s->program;
-    d->queue = s->queue;
     dem_share_unlock();
     return 0;
   }
@@ -252,14 +260,7 @@ static int dem_device_share_acquire(dem_device_t *d)
     d->ctx = NULL;
     return dem_device_fail(d, "clCreateContext on %s: error %d", d->name, (int)rc);
   }
-  if (dem_device_build_program(d, opts) == 0) {
-    d->queue = clCreateCommandQueue(d->ctx, d->device, 0, &rc);
-    if (rc != CL_SUCCESS) {
-      d->queue = NULL;
-      dem_device_fail(d, "clCreateCommandQueue on %s: error %d", d->name, (int)rc);
-    }
-  }
-  if (!d->queue) {
+  if (dem_device_build_program(d, opts) != 0) {
     dem_share_unlock();
     free(s);
     if (d->program) clReleaseProgram(d->program);
@@ -268,8 +269,8 @@ static int dem_device_share_acquire(dem_device_t *d)
     d->ctx = NULL;
     return -1;
   }
-  *s = (dem_cl_shared_t){.device = d->device, .ctx = d->ctx, .program = d->program, .queue = d->queue,
-                         .source_hash = hash, .users = 1};
+  *s = (dem_cl_shared_t){.device = d->device, .ctx = d->ctx, .program = d->program, .source_hash = hash,
+                         .users = 1, .devices = d};
   if (slot) { /* a full share table only costs this device its own context */
     s->next = *slot;
     *slot = s;
@@ -279,16 +280,21 @@ static int dem_device_share_acquire(dem_device_t *d)
   return 0;
 }
 
-/* Drops d's use of the shared context, program and queue; the last user releases them. */
+/* Drops d's use of the shared context and program; the last user releases them. */
 static void dem_device_share_release(dem_device_t *d)
 {
   dem_cl_shared_t *s = d->shared;
   d->shared = NULL;
   d->ctx = NULL;
   d->program = NULL;
-  d->queue = NULL;
   if (!s) return;
   dem_share_lock();
+  for (dem_device_t **u = &s->devices; *u; u = &(*u)->next_user)
+    if (*u == d) {
+      *u = d->next_user;
+      break;
+    }
+  d->next_user = NULL;
   if (--s->users == 0) {
     void **slot = dem_share_slot(DEM_CL_SHARE_SLOT);
     for (dem_cl_shared_t **q = slot ? (dem_cl_shared_t **)slot : NULL; q && *q; q = &(*q)->next)
@@ -296,7 +302,6 @@ static void dem_device_share_release(dem_device_t *d)
         *q = s->next;
         break;
       }
-    clReleaseCommandQueue(s->queue);
     clReleaseProgram(s->program);
     clReleaseContext(s->ctx);
     free(s);
@@ -345,6 +350,8 @@ static int dem_device_setup(dem_device_t *d, int platform, int device, const cha
   d->max_local = max_wg < want ? max_wg : want;
 
   if (dem_device_share_acquire(d) != 0) return -1;
+  d->queue = clCreateCommandQueue(d->ctx, d->device, 0, &rc);
+  if (rc != CL_SUCCESS) return dem_device_fail(d, "clCreateCommandQueue on %s: error %d", d->name, (int)rc);
   if (dem_device_kernels(d) != 0) return -1;
 
   d->params = clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, DEM_DEVICE_P_COUNT * sizeof(double), NULL, &rc);
@@ -384,7 +391,6 @@ void dem_device_destroy(dem_device_t **dp)
   dem_device_t *d = *dp;
   if (d->queue) clFinish(d->queue);
   if (d->read_done) clReleaseEvent(d->read_done);
-  if (d->profiling && d->queue) clReleaseCommandQueue(d->queue); /* its own; the shared one stays */
   for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   dem_release_mem(&d->params);
   dem_release_mem(&d->counters[0]);
@@ -394,6 +400,7 @@ void dem_device_destroy(dem_device_t **dp)
   dem_release_mem(&d->cell_sorted);
   for (int k = 0; k < K_COUNT; ++k)
     if (d->kernels[k]) clReleaseKernel(d->kernels[k]);
+  if (d->queue) clReleaseCommandQueue(d->queue);
   dem_device_share_release(d);
   free(d);
   *dp = NULL;
@@ -515,8 +522,25 @@ static int dem_device_args(dem_device_t *d, int k, int nargs, const size_t *size
   return 0;
 }
 
-/* work-items [first, end): the kernels take end as their `n` and get_global_id() counts from
- * first (the global offset), so a range needs no change in the kernels */
+/* Enqueues kernel k over `global` work-items, first waiting until every queue of the process is
+ * empty when no launch of k in the process was as wide (see the top of this file). */
+static cl_int dem_device_enqueue(dem_device_t *d, int k, size_t global, size_t local, cl_event *ev)
+{
+  dem_cl_shared_t *s = d->shared;
+  dem_share_lock();
+  cl_int rc = CL_SUCCESS;
+  if (s && global > s->widest[k]) {
+    for (dem_device_t *u = s->devices; u && rc == CL_SUCCESS; u = u->next_user)
+      if (u->queue) rc = clFinish(u->queue);
+    if (rc == CL_SUCCESS) s->widest[k] = global;
+  }
+  if (rc == CL_SUCCESS) rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, NULL, &global, &local, 0, NULL, ev);
+  dem_share_unlock();
+  return rc;
+}
+
+/* work-items for particles [first, end): the force kernels take first as their first argument
+ * and end as their `n`; no launch has a global offset (see the top of this file) */
 static int dem_device_launch_range(dem_device_t *d, int k, size_t first, size_t end)
 {
   size_t n = end - first;
@@ -524,10 +548,8 @@ static int dem_device_launch_range(dem_device_t *d, int k, size_t first, size_t 
   if (n < DEM_COUNTERS) n = DEM_COUNTERS; /* kick-drift clears the counters with its first items */
   size_t local = d->local[k];
   size_t global = (n + local - 1) / local * local;
-  size_t offset = first;
   cl_event ev = NULL;
-  cl_int rc = clEnqueueNDRangeKernel(d->queue, d->kernels[k], 1, first ? &offset : NULL, &global, &local, 0, NULL,
-                                     d->profiling ? &ev : NULL);
+  cl_int rc = dem_device_enqueue(d, k, global, local, d->profiling ? &ev : NULL);
   if (rc != CL_SUCCESS)
     return dem_device_fail(d, "launching %s over %zu particles on %s: error %d", dem_kernel_names[k], n, d->name,
                            (int)rc);
@@ -550,16 +572,13 @@ int dem_device_profile(dem_device_t *d, int on)
   on = on != 0;
   if (on == d->profiling) return 0;
   DEM_CL(d, clFinish(d->queue));
-  if (on) { /* a queue of its own, with profiling; every launch then waits for its kernel */
-    cl_int rc;
-    cl_command_queue q = clCreateCommandQueue(d->ctx, d->device, CL_QUEUE_PROFILING_ENABLE, &rc);
-    if (rc != CL_SUCCESS)
-      return dem_device_fail(d, "clCreateCommandQueue(profiling) on %s: error %d", d->name, (int)rc);
-    d->queue = q;
-  } else {
-    clReleaseCommandQueue(d->queue);
-    d->queue = d->shared->queue;
-  }
+  cl_int rc;
+  cl_command_queue q = clCreateCommandQueue(d->ctx, d->device, on ? CL_QUEUE_PROFILING_ENABLE : 0, &rc);
+  if (rc != CL_SUCCESS)
+    return dem_device_fail(d, "clCreateCommandQueue(%s) on %s: error %d", on ? "profiling" : "plain", d->name,
+                           (int)rc);
+  clReleaseCommandQueue(d->queue);
+  d->queue = q;
   d->profiling = on;
   d->kernel_s = 0.0;
   return 0;
@@ -640,21 +659,21 @@ int dem_device_forces_range(dem_device_t *d, dem_device_force_kernel_t which, si
 {
   if (first > end || end > d->p->n)
     return dem_device_fail(d, "force kernel over particles [%zu, %zu) of %zu", first, end, d->p->n);
-  cl_int n = (cl_int)end;
+  cl_int i0 = (cl_int)first, n = (cl_int)end;
   if (which == DEM_DEVICE_EXTERNAL) {
-    const size_t sizes[] = {sizeof(n), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
-    const void *const vals[] = {&n, &d->params, &d->bufs[B_RADIUS], &d->bufs[B_FORCE]};
-    if (dem_device_args(d, K_EXTERNAL, 4, sizes, vals) != 0) return -1;
+    const size_t sizes[] = {sizeof(i0), sizeof(n), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+    const void *const vals[] = {&i0, &n, &d->params, &d->bufs[B_RADIUS], &d->bufs[B_FORCE]};
+    if (dem_device_args(d, K_EXTERNAL, 5, sizes, vals) != 0) return -1;
     return dem_device_launch_range(d, K_EXTERNAL, first, end);
   }
   int k = which == DEM_DEVICE_FORCES ? K_FORCES : which == DEM_DEVICE_BOUNDARIES ? K_BOUNDARIES : K_FORCES_ALL;
   cl_int slots = d->bound_slots;
   const size_t m = sizeof(cl_mem);
-  const size_t sizes[] = {sizeof(n), sizeof(slots), m, m, m, m, m, m, m, m, m, m, m};
-  const void *const vals[] = {&n, &slots, &d->params, &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA],
+  const size_t sizes[] = {sizeof(i0), sizeof(n), sizeof(slots), m, m, m, m, m, m, m, m, m, m, m};
+  const void *const vals[] = {&i0, &n, &slots, &d->params, &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA],
                               &d->bufs[B_RADIUS], &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX],
                               &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE], &d->counters[d->parity]};
-  if (dem_device_args(d, k, 13, sizes, vals) != 0) return -1;
+  if (dem_device_args(d, k, 14, sizes, vals) != 0) return -1;
   return dem_device_launch_range(d, k, first, end);
 }
 

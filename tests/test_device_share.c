@@ -11,11 +11,15 @@
  * command ends; but it looks the item up again at the end by kernel and local size only, so two
  * commands of one kernel in flight at once with different grid widths or offsets release each
  * other's item, and the count of one of them reaches zero with a command still using it
- * (abort: "pocl_release_dlhandle_cache: Assertion `found->ref_count > 0' failed"). This suite
- * crashed that way before solver/device.c gave the ranks of a process one command queue.
+ * (abort: "pocl_release_dlhandle_cache: Assertion `found->ref_count > 0' failed"). Here every
+ * step's first force launch is wider than any before it and the second starts at an offset, as
+ * in a run whose parts grow at repartitions. This suite crashed that way in 10 of 10 runs before
+ * solver/device.c launched without offsets and emptied the process's queues before a kernel's
+ * first launch wider than all before (8 of 10 with the offsets gone but without that wait).
  *
  * The physics check is a closed form: the particles start at rest and apart, away from the
- * walls; after s whole steps of velocity Verlet under gravity alone, v_z = g s dt exactly. */
+ * walls; after s whole steps of velocity Verlet under gravity alone, v_z = g (s - 1) dt (the
+ * first step only computes forces), to rounding. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
