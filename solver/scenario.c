@@ -322,6 +322,22 @@ static int walk(dem_scenario_t *s, config_setting_t *group, const char *prefix, 
   return 0;
 }
 
+/* A scenario says what to simulate: a file without any of the groups that set the problem
+ * or the run (empty, only comments, or only output settings) would silently run the defaults
+ * (the study's 500,000 particles x 10,000 steps). */
+static int check_not_empty(config_t *cfg, const char *path, char *err, size_t errlen)
+{
+  config_setting_t *root = config_root_setting(cfg);
+  if (config_setting_length(root) == 0)
+    return dem_fail(err, errlen, "%s: the scenario is empty (expected at least the groups problem = {...}; and "
+                    "time = {...}; see scenarios/README.md or `demsim keys`)", path);
+  static const char *const groups[] = {"problem", "material", "physics", "time", "run"};
+  for (size_t g = 0; g < sizeof groups / sizeof groups[0]; ++g)
+    if (config_setting_get_member(root, groups[g])) return 0;
+  return dem_fail(err, errlen, "%s: no problem or run settings (none of the groups problem, material, physics, time, run; "
+                  "see scenarios/README.md or `demsim keys`)", path);
+}
+
 /* Shared by the file and text readers: the parsed configuration is walked into s. */
 static int load(dem_scenario_t *s, config_t *cfg, const char *path, char *err, size_t errlen)
 {
@@ -333,6 +349,7 @@ static int load(dem_scenario_t *s, config_t *cfg, const char *path, char *err, s
   char platform_before[DEM_PATH_MAX];
   snprintf(platform_before, sizeof platform_before, "%s", s->platform);
   int rc = walk(s, config_root_setting(cfg), "", path, err, errlen);
+  if (rc == 0) rc = check_not_empty(cfg, path, err, errlen); /* after walk: a bad key is named first */
   /* a platform named in the file is relative to the file */
   if (rc == 0 && strcmp(platform_before, s->platform) != 0 && s->platform[0] && s->platform[0] != '/') {
     char full[2 * DEM_PATH_MAX + 2];

@@ -41,10 +41,13 @@ static int run_case(const char *name, const char *body, const char *extra, char 
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The base holds no problem/material/time group (defaults apply), so that each case can add
- * the group it breaks: libconfig refuses a group given twice.
+/* The base holds no problem/material/time/run group (defaults apply), so that each case can add
+ * the group it breaks: libconfig refuses a group given twice. A scenario needs one of them, so
+ * a case that breaks nothing in the file adds RUN1.
  * Each case: a name, the text appended to (or replacing) the valid base, the key the
  * message must name. */
+#define RUN1 "run = { ranks = 1; };\n"
+
 typedef struct bad_case {
   const char *name;
   const char *append;  /* appended to base */
@@ -78,10 +81,15 @@ static const bad_case_t cases[] = {
   {"stress_bad_kind", "stress = ( { host = \"n3-cn6700-4\"; kind = \"disk\"; } );\n", NULL, NULL, "stress.[0].kind"},
   {"syntax_error", NULL, "problem = { box = 1.0 \n", NULL, "syntax error"},
   {"particles_do_not_fit", "problem = { particles = 1000; spacing = 0.6; };\n", NULL, NULL, "problem"},
-  {"bad_set_key", "", NULL, "--set material.colour=3", "material.colour"},
-  {"bad_set_value", "", NULL, "--set time.steps=ten", "time.steps"},
-  {"bad_option", "", NULL, "--frobnicate", "--frobnicate"},
-  {"bad_backend", "", NULL, "--backend cuda", "device.backend"},
+  {"bad_set_key", RUN1, NULL, "--set material.colour=3", "material.colour"},
+  {"bad_set_value", RUN1, NULL, "--set time.steps=ten", "time.steps"},
+  {"bad_option", RUN1, NULL, "--frobnicate", "--frobnicate"},
+  {"bad_backend", RUN1, NULL, "--backend cuda", "device.backend"},
+  /* a file that says nothing about what to simulate, rather than the defaults run silently */
+  {"empty_file", NULL, "", NULL, "the scenario is empty"},
+  {"comments_only", NULL, "# a scenario still to be written\n", NULL, "the scenario is empty"},
+  {"output_only", NULL, "name = \"t\";\noutput = { metrics_every = 10; };\n", NULL, "no problem or run settings"},
+  {"empty_file_with_options", NULL, "", "--particles 1000 --steps 10", "the scenario is empty"},
 };
 
 static void test_each_bad_input_exits_2(void)
@@ -177,7 +185,9 @@ static void test_missing_file_exits_2(void)
 static void test_valid_input_passes(void)
 {
   char out[4096];
-  int rc = run_case("valid", base, NULL, out, sizeof out);
+  char body[1024];
+  snprintf(body, sizeof body, "%s%s", base, RUN1);
+  int rc = run_case("valid", body, NULL, out, sizeof out);
   if (rc != 0) printf("\n  valid case: exit %d, output: %s", rc, out);
   CU_ASSERT_EQUAL(rc, 0);
 }
