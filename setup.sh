@@ -2,7 +2,7 @@
 # demsim setup: installs every dependency from Debian packages and builds Zoltan with smpicc.
 #
 #   ./setup.sh            install dependencies only (idempotent: a second run does nothing new)
-#   ./setup.sh run        ... then build the SMPI preset and run the default scenario
+#   ./setup.sh run        ... then build the SMPI preset and run the default scenario under NOW and RW
 #   ./setup.sh test       ... then build both presets and run the whole test suite
 #
 # Zoltan for the SMPI build must be compiled with smpicc (a library built against Open MPI
@@ -87,7 +87,9 @@ build() { # $1 = preset
 case "$mode" in
   run)
     build smpi
-    exec "$top/build/smpi/demsim" run "$top/scenarios/default.cfg" --out "${DEMSIM_OUT:-$top/out/default}";;
+    # the default scenario (the study's case 1, shortened) under NOW and RW, side by side
+    exec /usr/bin/python3 "$top/validation/compare.py" "$top/scenarios/default.cfg" --policies NOW RW \
+      --out "${DEMSIM_OUT:-$top/out/default}";;
   test)
     build smpi; build native
     rc=0
