@@ -1,20 +1,24 @@
 #!/usr/bin/python3
 """Reproduces the study's figures with the simulator and writes a report beside the study's observations.
 
-    validation/run_validation.py [--scale tiny|laptop] [--out DIR] [-j N] [--hardware] [--publish]
+    validation/run_validation.py [--scale tiny|laptop|study] [--out DIR] [-j N] [--hardware] [--resume] [--publish]
 
-Runs the six cases (scenarios/case*.cfg) under SMPI at a reduced scale, with the policies NOW and RW
-(and RW5 for cases 4, 5 and 6), then draws the figures (DIR/figures/*.png, matplotlib) and writes
-DIR/REPORT.md, which sets each observation of shared/STUDY.md beside the simulator's figure.
+Runs the six cases (scenarios/case*.cfg) under SMPI with the policies NOW and RW (and RW5 for
+cases 4, 5 and 6), then draws the figures (DIR/figures/*.png, matplotlib) and writes DIR/REPORT.md,
+which sets each observation of shared/STUDY.md beside the simulator's figure.
 
-  --scale      tiny (the CTest end-to-end check, about a minute) or laptop (the committed report,
-               about 20 minutes on 2 cores); see SCALES below: same box, fill, lattice, material,
-               time step and containers as the study, fewer particles and steps, the same number
-               of repartitions per run as far as the scale allows.
+  --scale      tiny (the CTest end-to-end check, about a minute), laptop (20,000 particles, about
+               20 minutes on 2 cores) or study (the committed report: the study's 500,000 particles,
+               ten repartition intervals of 50 steps, and case 1 NOW/RW also at the full 10,000
+               steps to show what the shortening changes; about an hour and a half on 2 cores);
+               see SCALES below: same box, fill, lattice, material, time step and containers as the
+               study, the same number of repartitions per run as far as the scale allows.
   --hardware   also runs validation/hardware.py (native build on this machine, with and without a
                real stress-ng, against the SMPI prediction on a platform calibrated by a bandwidth
                probe) into DIR/hardware and adds its results to the report.
-  --reuse      keep the runs whose summary.json already exists in DIR/runs (figures, report only).
+  --resume     keep the runs whose summary.json already exists in DIR/runs with the scale's
+               particles and steps (a run writes it last, so an interrupted run is run again):
+               resumes an interrupted invocation, or redraws figures and report (--reuse: the same).
   --publish    copy DIR/REPORT.md and DIR/figures/ to validation/ (the committed report).
 
 Stress schedules (case 6) are in simulated seconds: the on/off periods of scenarios/case6-ratio*.cfg
@@ -51,8 +55,15 @@ SCALES = {
                  purpose="end-to-end check of the pipeline (CTest); the figures are not meant to be read"),
     "laptop": dict(particles=20000, steps=1600, repartition_every=200, metrics_every=40,
                    case45_stressed=[1, 2, 3, 4, 5], case6_ratios=[0, 20, 50, 80, 100],
-                   purpose="the committed report: 8 repartition intervals per run (the study: 10)"),
+                   purpose="8 repartition intervals per run (the study: 10), 20,000 particles"),
+    "study": dict(particles=500000, steps=500, repartition_every=50, metrics_every=10,
+                  case45_stressed=[1, 3, 5], case6_ratios=[0, 50, 100], full_case1=True,
+                  hardware=dict(particles=500000, steps=100, repeats=3),
+                  purpose="the committed report: the study's 500,000 particles and time step, ten repartition "
+                          "intervals per run (500 steps, one every 50; the study: 10,000 and 1,000), and case 1 "
+                          "NOW/RW also at the full 10,000 steps"),
 }
+FULL_CASE1 = "case1-full"  # the full-length case 1 runs (--scale study)
 
 
 def scale_factor(sc):
@@ -85,9 +96,27 @@ def scaled_case6(ratio, sc, outdir):
     return dst, sched
 
 
+def full_case1(scen_dir):
+    """Writes case1-full.cfg: case 1 as committed (500,000 particles, 10,000 steps, a repartition
+    every 1,000), under its own name; returns its path."""
+    with open(os.path.join(TOP, "scenarios", "case1.cfg")) as f:
+        text = f.read()
+    text = text.replace('name = "case1";', f'name = "{FULL_CASE1}";').replace(
+        'file = "../platforms/openstack.xml";', f'file = "{os.path.join(TOP, "platforms", "openstack.xml")}";')
+    os.makedirs(scen_dir, exist_ok=True)
+    dst = os.path.join(scen_dir, FULL_CASE1 + ".cfg")
+    with open(dst, "w") as f:
+        f.write(text)
+    return dst
+
+
 def plan(sc, scen_dir):
-    """The runs: (scenario file, policy), longest-first is not needed (all have the same work)."""
+    """The runs: (scenario file, policy); the full case 1 pair (--scale study) first, being the
+    longest."""
     runs = []
+    if sc.get("full_case1"):
+        path = full_case1(scen_dir)
+        runs += [(path, "NOW"), (path, "RW")]
     for c in ("case1", "case2", "case3"):
         for p in ("NOW", "RW"):
             runs.append((os.path.join(TOP, "scenarios", c + ".cfg"), p))
@@ -108,6 +137,15 @@ def run_name(scenario, policy):
     return f"{os.path.splitext(os.path.basename(scenario))[0]}-{policy}"
 
 
+def run_options(scenario, sc):
+    """demsim options of one run: the scale's, except for the full case 1 (its file's own)."""
+    if os.path.basename(scenario) == FULL_CASE1 + ".cfg":
+        return ["--set", "output.metrics_every=100"], STUDY_PARTICLES, STUDY_STEPS
+    return (["--particles", str(sc["particles"]), "--steps", str(sc["steps"]),
+             "--repartition-every", str(sc["repartition_every"]),
+             "--set", f"output.metrics_every={sc['metrics_every']}"], sc["particles"], sc["steps"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", choices=sorted(SCALES), default="laptop")
@@ -120,7 +158,8 @@ def main():
     ap.add_argument("--hardware", action="store_true", help="also run validation/hardware.py")
     ap.add_argument("--commit", default=None,
                     help="the commit the builds were made from, for the report (default: this tree's HEAD)")
-    ap.add_argument("--reuse", action="store_true", help="keep runs that already have a summary.json")
+    ap.add_argument("--resume", "--reuse", dest="reuse", action="store_true",
+                    help="keep runs that already have a summary.json for this scale (resume, or redraw)")
     ap.add_argument("--no-sensitivity", action="store_true",
                     help="with hardware results, skip the what-if runs with the measured kernel efficiency")
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
@@ -135,9 +174,7 @@ def main():
     runs_dir = os.path.join(out, "runs")
     os.makedirs(runs_dir, exist_ok=True)
     runs, schedules = plan(sc, os.path.join(out, "scenarios"))
-    extra = ["--particles", str(sc["particles"]), "--steps", str(sc["steps"]),
-             "--repartition-every", str(sc["repartition_every"]),
-             "--set", f"output.metrics_every={sc['metrics_every']}"]
+    extra = run_options("", sc)[0]
     print(f"run_validation.py: scale {a.scale}: {sc['particles']} particles x {sc['steps']} steps, repartition "
           f"every {sc['repartition_every']} steps, {len(runs)} runs on {a.jobs} jobs; outputs in {out}", flush=True)
 
@@ -148,6 +185,8 @@ def main():
                "--native", a.native]
         if a.scale == "tiny":
             cmd.append("--quick")
+        for k, v in sorted(sc.get("hardware", {}).items()):
+            cmd += [f"--{k}", str(v)]
         print("run_validation.py: " + " ".join(cmd), flush=True)
         subprocess.run(cmd, check=False)
     hw_json = os.path.join(out, "hardware", "hardware.json")
@@ -161,14 +200,15 @@ def main():
             return True
         with open(path) as f:
             js = json.load(f)
-        return js.get("steps") != sc["steps"]
+        _, particles, steps = run_options(s, sc)
+        return js.get("steps") != steps or js.get("particles_start", js.get("particles")) != particles
 
     todo = [(s, p) for s, p in runs if wanted(s, p)]
     t_runs = time.time()
     rows = []
     failed = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(sweep.run_one, a.demsim, s, p, runs_dir, extra): (s, p) for s, p in todo}
+        futs = {ex.submit(sweep.run_one, a.demsim, s, p, runs_dir, run_options(s, sc)[0]): (s, p) for s, p in todo}
         for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
             r = fut.result()
             rows.append(r)
