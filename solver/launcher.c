@@ -200,9 +200,39 @@ static pid_t start_stress(const dem_stress_t *st)
   return pid;
 }
 
+/* Each rank's OpenCL device gets its share of this machine's cores: PoCL's CPU driver starts a
+ * worker thread per core in every process, so N ranks would run N x cores threads on the cores
+ * and slow each other down. The share is PoCL's compute-unit limit (POCL_CPU_MAX_CU_COUNT, unless
+ * the user set it), inherited by the ranks mpirun starts here; when the ranks' shares fit on the
+ * cores, each rank is also bound to its own (as a container's cores are pinned). Returns the
+ * share; adds mpirun's mapping options to args. */
+static int share_cores(int ranks, char **args, int *k, char *pe, size_t pelen, int dry_run)
+{
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 1) cores = 1;
+  int share = (int)(cores / ranks) > 0 ? (int)(cores / ranks) : 1;
+  const char *user = getenv("POCL_CPU_MAX_CU_COUNT");
+  if (user && *user) {
+    if (dry_run) printf("POCL_CPU_MAX_CU_COUNT=%s (set by the user) ", user);
+  } else {
+    char v[16];
+    snprintf(v, sizeof v, "%d", share);
+    setenv("POCL_CPU_MAX_CU_COUNT", v, 1);
+    if (dry_run) printf("POCL_CPU_MAX_CU_COUNT=%s ", v);
+  }
+  if ((long)ranks * share <= cores) {
+    snprintf(pe, pelen, "slot:PE=%d", share);
+    args[(*k)++] = "--map-by";
+    args[(*k)++] = pe;
+    args[(*k)++] = "--bind-to";
+    args[(*k)++] = "core";
+  }
+  return share;
+}
+
 int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
-  char np[16], self[DEM_PATH_MAX];
+  char np[16], self[DEM_PATH_MAX], pe[32];
   snprintf(np, sizeof np, "%d", s->ranks);
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) snprintf(self, sizeof self, "%s", argv[0]);
@@ -212,6 +242,7 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   args[k++] = "mpirun";
   args[k++] = "--oversubscribe";
   if (geteuid() == 0) args[k++] = "--allow-run-as-root";
+  share_cores(s->ranks, args, &k, pe, sizeof pe, cli->dry_run);
   args[k++] = "-np";
   args[k++] = np;
   args[k++] = self;
