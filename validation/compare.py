@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import figures  # noqa: E402  (matplotlib, Agg backend)
+import sweep  # noqa: E402
 from figures import plt  # noqa: E402
 
 POLICIES = ("NOW", "RW", "RW5")
@@ -121,11 +122,7 @@ def plot(runs, title, path):
 
 
 def main():
-    argv = sys.argv[1:]
-    extra = []
-    if "--" in argv:
-        i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+    argv, extra = sweep.split_extra(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario")
     ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], choices=POLICIES)

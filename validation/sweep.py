@@ -43,12 +43,16 @@ def run_one(demsim, scenario, policy, outdir, extra):
     return row
 
 
-def main():
-    argv = sys.argv[1:]
-    extra = []
+def split_extra(argv):
+    """(the script's own arguments, the demsim options after `--`)."""
     if "--" in argv:
         i = argv.index("--")
-        argv, extra = argv[:i], argv[i + 1:]
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def main():
+    argv, extra = split_extra(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenarios", nargs="+")
     ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], choices=["NOW", "RW", "RW5"])
