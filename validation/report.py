@@ -528,8 +528,9 @@ LIMITATIONS = [
     "constant would belong to sim/ (not changed by this validation); the study's own code and OpenCL runtime "
     "on the i7 nodes are unknown, so it cannot be transferred to openstack.xml without a measurement there.",
     "Hardware validation on a 2-core machine shared with other users: one DEM rank and one stress-ng worker "
-    "(the study: two and two), fastest of the repeats kept; the emulated heterogeneity time-shares a core with "
-    "a CPU hog, which the model represents as a half-speed core with half the per-core bandwidth.",
+    "(the study: two and two), the median of the repeats kept (the fastest shown beside it); the emulated "
+    "heterogeneity runs rank 1 half the time on its core (stopped and continued every 10 ms), which the model "
+    "represents as a half-speed core with half the per-core bandwidth.",
     "No graph/hypergraph partitioner comparison (the study's open question): the simulator has RCB only.",
 ]
 
