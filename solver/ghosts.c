@@ -184,17 +184,14 @@ static int within(const double *box, const double *x, double reach)
 }
 
 /* The registration proper (collective). */
-static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
+/* Registration, step 1 (collective): the ghost layer, the margin around each owned particle in
+ * which a part may need it (*margin: the layer plus how far owned particles strayed out of their
+ * part's box), the reach tested against a rank's particles (*reach), and every rank's particle
+ * bounding box (g->bboxes). */
+static int ghost_layer(dem_ghosts_t *g, dem_sim_t *sim, double *margin, double *reach, char *err, size_t errlen)
 {
   dem_particles_t *p = sim->p;
   const int me = g->rank;
-  p->n_ghost = 0;
-  /* everything, not only what the decision needs: dem_engine_resize below may rebuild the
-   * device buffers from the host arrays */
-  if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
-    return dem_fail(err, errlen, "ghost registration: device -> host: %s", dem_engine_error(sim->engine));
-
-  /* the layer, and how far owned particles strayed out of their part's box */
   double lo[3], hi[3];
   if (dem_partition_part_box(sim->partition, me, lo, hi))
     return dem_fail(err, errlen, "ghost registration: no RCB box for part %d", me);
@@ -210,8 +207,8 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
   dem_parallel_max_double(mx, 2);
   g->layer = 2.0 * mx[0] + sim->prm.skin;
   /* a little extra for rounding in the box tests: being generous only costs a few ghosts */
-  double margin = (g->layer + mx[1]) * (1.0 + 1e-9) + 1e-12;
-  double reach = g->layer * (1.0 + 1e-9) + 1e-12;
+  *margin = (g->layer + mx[1]) * (1.0 + 1e-9) + 1e-12;
+  *reach = g->layer * (1.0 + 1e-9) + 1e-12;
   /* every rank's particle bounding box: Zoltan's candidates are kept only when the particle
    * is within the layer of that box too (RCB boxes reach to the cut, the particles often a
    * lattice plane short of it: about a third fewer ghosts, still every needed one) */
@@ -226,6 +223,47 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
     return dem_fail(err, errlen, "ghost registration: out of memory");
   dem_parallel_allgather_double(bb, 6, g->bboxes);
 
+  return 0;
+}
+
+/* The send lists from the destination pairs, grouped by destination rank (counting sort keeps
+ * the new index order). Returns 0, or 1 when out of memory. */
+static int send_lists(dem_ghosts_t *g, size_t np, const size_t *old_to_new)
+{
+  int *slot = malloc((size_t)g->ranks * sizeof *slot);
+  if (!slot || grow((void **)&g->to_index, &g->to_index_cap, np, sizeof *g->to_index)) {
+    free(slot);
+    return 1;
+  }
+  g->n_to = 0;
+  size_t off = 0;
+  for (int r = 0; r < g->ranks; r++)
+    if (g->count_to[r] > 0) {
+      slot[r] = g->n_to;
+      g->to_rank[g->n_to] = r;
+      g->to_first[g->n_to] = off;
+      g->to_count[g->n_to] = 0;
+      off += (size_t)g->count_to[r];
+      g->n_to++;
+    }
+  /* pairs are in old-index order; after the move the border keeps its relative order, so each
+   * destination's list comes out sorted by new index */
+  for (size_t q = 0; q < np; q++) {
+    int k = slot[g->pairs[q].rank];
+    g->to_index[g->to_first[k] + g->to_count[k]++] = (int32_t)old_to_new[g->pairs[q].index];
+  }
+  free(slot);
+  g->to_total = np;
+  return 0;
+}
+
+/* Registration, step 2 (local): the ranks each owned particle is a ghost for, the border
+ * particles moved last in the store (*moved: whether any changed place) and the send lists.
+ * Returns 0, 1 when out of memory, 2 when Zoltan's box assignment failed. */
+static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double margin, double reach, int *moved)
+{
+  dem_particles_t *p = sim->p;
+  const int me = g->rank;
   /* destinations of every owned particle */
   size_t np = 0;
   char *border = calloc(p->n ? p->n : 1, 1);
@@ -252,49 +290,30 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
       border[i] = 1;
     }
   }
-  int moved = 0;
-  if (!bad && move_border_last(p, border, old_to_new, &moved)) bad = 1;
+  *moved = 0;
+  if (!bad && move_border_last(p, border, old_to_new, moved)) bad = 1;
   size_t n_border = 0;
   for (size_t i = 0; !bad && i < p->n; i++) n_border += border[i] != 0;
   free(border);
   free(ranks);
-
-  /* send lists, grouped by destination rank (counting sort keeps the new index order) */
-  if (!bad && grow((void **)&g->to_index, &g->to_index_cap, np, sizeof *g->to_index)) bad = 1;
-  if (!bad) {
-    g->n_to = 0;
-    size_t off = 0;
-    for (int r = 0; r < g->ranks; r++)
-      if (g->count_to[r] > 0) {
-        g->to_rank[g->n_to] = r;
-        g->to_first[g->n_to] = off;
-        g->to_count[g->n_to] = 0;
-        off += (size_t)g->count_to[r];
-        g->n_to++;
-      }
-    int *slot = malloc((size_t)g->ranks * sizeof *slot);
-    if (!slot) bad = 1;
-    else {
-      for (int k = 0; k < g->n_to; k++) slot[g->to_rank[k]] = k;
-      /* pairs are in old-index order; after the move the border keeps its relative order,
-       * so each destination's list comes out sorted by new index */
-      for (size_t q = 0; q < np; q++) {
-        int k = slot[g->pairs[q].rank];
-        g->to_index[g->to_first[k] + g->to_count[k]++] = (int32_t)old_to_new[g->pairs[q].index];
-      }
-      free(slot);
-    }
-    g->to_total = np;
-    g->n_border = n_border;
-  }
+  if (!bad) bad = send_lists(g, np, old_to_new);
+  g->n_border = n_border;
   free(old_to_new);
   free(g->pairs);
   g->pairs = NULL;
   g->pairs_cap = 0;
-  dem_parallel_max_int(&bad, 1);
-  if (bad) return dem_fail(err, errlen, bad == 2 ? "ghost registration: Zoltan box assignment failed"
-                                              : "ghost registration: out of memory");
+  return bad;
 
+}
+
+/* Registration, step 3 (collective): who sends whom how many, the registration's message
+ * (ids, radii, positions, velocities, spins) and the ghost rows it fills; then the buffers
+ * sized for every step's messages. */
+static int ghost_exchange_registration(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
+{
+  dem_particles_t *p = sim->p;
+  const int me = g->rank;
+  int bad = 0;
   /* who sends me how many */
   dem_parallel_alltoall_int(g->count_to, g->count_from);
   g->n_from = 0;
@@ -355,6 +374,27 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
    * and should realloc fail to move it the larger one still serves */
   fit((void **)&g->send_buf, &g->send_cap, STATE_DOUBLES * g->to_total, sizeof(double));
   fit((void **)&g->recv_buf, &g->recv_cap, STATE_DOUBLES * n_ghost, sizeof(double));
+
+  return 0;
+}
+
+static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
+{
+  dem_particles_t *p = sim->p;
+  p->n_ghost = 0;
+  /* everything, not only what the decision needs: dem_engine_resize below may rebuild the
+   * device buffers from the host arrays */
+  if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
+    return dem_fail(err, errlen, "ghost registration: device -> host: %s", dem_engine_error(sim->engine));
+  double margin = 0.0, reach = 0.0;
+  if (ghost_layer(g, sim, &margin, &reach, err, errlen)) return -1;
+  int moved = 0;
+  int bad = ghost_destinations(g, sim, margin, reach, &moved);
+  dem_parallel_max_int(&bad, 1);
+  if (bad) return dem_fail(err, errlen, bad == 2 ? "ghost registration: Zoltan box assignment failed"
+                                              : "ghost registration: out of memory");
+  if (ghost_exchange_registration(g, sim, err, errlen)) return -1;
+  size_t n_ghost = g->n_ghost;
 
   dem_work_t w = {.kind = DEM_WORK_PACK,
                   .bytes = (double)sizeof(double) * REG_DOUBLES * (double)(g->to_total + n_ghost) +

@@ -113,12 +113,14 @@ static int alloc_arrays(frame_arrays_t *f, size_t n)
  * all ranks are one process and wait together in the gather, so what they hold adds up (64
  * buffers of CHUNK records were 90 MB of address space, and each kept the pages of its largest
  * block), where per-block buffers hold about one block of records in all. */
-int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, size_t errlen)
+/* Collective: the number of particles of all ranks in *n_total, and -1 with a message when an
+ * id lies outside [0, n_total) (the blocks only look for ids there). */
+static int count_and_check_ids(dem_sim_t *sim, long *n_total_out, char *err, size_t errlen)
 {
   const dem_particles_t *p = sim->p;
   long n_total = (long)p->n;
   dem_parallel_sum_long(&n_total, 1);
-  /* ids out of range first: blocks only look for ids in [0, n_total) */
+  *n_total_out = n_total;
   int out_of_range = 0;
   double bad_id = -HUGE_VAL; /* the largest offending id: ids fit a double exactly */
   for (size_t i = 0; i < p->n; i++)
@@ -132,7 +134,70 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
     snprintf(err, errlen, "step %ld: particle id %.0f is out of range (%ld particles)", sim->step, bad_id, n_total);
     return -1;
   }
+  return 0;
+}
 
+/* Rank 0: the records of ids [lo, hi), its own and those the other ranks send (in CHUNK
+ * records), placed in f. Notes the first duplicated id in *dup_id and the first rank that could
+ * not send in *lost_on. */
+static void gather_block_root(dem_sim_t *sim, frame_arrays_t *f, record_t *chunk, long lo, long hi, long *dup_id,
+                              int *lost_on)
+{
+  const dem_particles_t *p = sim->p;
+  f->lo = (size_t)lo;
+  f->n = (size_t)(hi - lo);
+  memset(f->seen, 0, f->n);
+  for (size_t i = 0; i < p->n; i++)
+    if (p->id[i] >= lo && p->id[i] < hi) {
+      record_t r;
+      fill(sim, i, &r);
+      if (place(f, &r, 0) && *dup_id < 0) *dup_id = r.id;
+    }
+  for (int src = 1; src < sim->ranks; src++) {
+    long count = 0;
+    dem_parallel_recv_bytes(&count, (long)sizeof count, src);
+    if (count < 0 && *lost_on < 0) *lost_on = src;
+    for (long done = 0; done < count; done += CHUNK) {
+      long len = count - done < CHUNK ? count - done : CHUNK;
+      dem_parallel_recv_bytes(chunk, len * (long)sizeof *chunk, src);
+      for (long k = 0; k < len; k++)
+        if (place(f, &chunk[k], src) && *dup_id < 0) *dup_id = chunk[k].id;
+    }
+  }
+}
+
+/* A rank other than 0: sends the count, then the records, of its particles with ids in
+ * [lo, hi), in CHUNK records. Returns 0, or -1 (message in err, count -1 sent) when out of
+ * memory. */
+static int send_block(dem_sim_t *sim, long lo, long hi, const char *name, char *err, size_t errlen)
+{
+  const dem_particles_t *p = sim->p;
+  long count = 0;
+  for (size_t i = 0; i < p->n; i++) count += p->id[i] >= lo && p->id[i] < hi;
+  record_t *out = count > 0 ? malloc((size_t)(count < CHUNK ? count : CHUNK) * sizeof *out) : NULL;
+  if (count > 0 && !out) {
+    /* a negative count tells rank 0 that no records follow and the frame is lost */
+    long lost = -1;
+    dem_parallel_send_bytes(&lost, (long)sizeof lost, 0);
+    snprintf(err, errlen, "out of memory gathering the particles of %s.h5 on rank %d", name, sim->rank);
+    return -1;
+  }
+  dem_parallel_send_bytes(&count, (long)sizeof count, 0);
+  size_t i = 0;
+  for (long done = 0; done < count; done += CHUNK) {
+    long len = count - done < CHUNK ? count - done : CHUNK;
+    for (long k = 0; k < len; i++)
+      if (p->id[i] >= lo && p->id[i] < hi) fill(sim, i, &out[k++]);
+    dem_parallel_send_bytes(out, len * (long)sizeof *out, 0);
+  }
+  free(out);
+  return 0;
+}
+
+int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, size_t errlen)
+{
+  long n_total = 0;
+  if (count_and_check_ids(sim, &n_total, err, errlen)) return -1;
   const long block = sim->sc->gather_block;
   record_t *chunk = sim->rank == 0 ? malloc(CHUNK * sizeof *chunk) : NULL;
   frame_arrays_t f = {0};
@@ -164,53 +229,14 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
   for (long lo = 0; lo < n_total; lo += block) {
     long hi = n_total - lo < block ? n_total : lo + block;
     if (sim->rank == 0) {
-      f.lo = (size_t)lo;
-      f.n = (size_t)(hi - lo);
-      memset(f.seen, 0, f.n);
-      for (size_t i = 0; i < p->n; i++)
-        if (p->id[i] >= lo && p->id[i] < hi) {
-          record_t r;
-          fill(sim, i, &r);
-          if (place(&f, &r, 0) && dup_id < 0) dup_id = r.id;
-        }
-      for (int src = 1; src < sim->ranks; src++) {
-        long count = 0;
-        dem_parallel_recv_bytes(&count, (long)sizeof count, src);
-        if (count < 0 && lost_on < 0) lost_on = src;
-        for (long done = 0; done < count; done += CHUNK) {
-          long len = count - done < CHUNK ? count - done : CHUNK;
-          dem_parallel_recv_bytes(chunk, len * (long)sizeof *chunk, src);
-          for (long k = 0; k < len; k++)
-            if (place(&f, &chunk[k], src) && dup_id < 0) dup_id = chunk[k].id;
-        }
-      }
+      gather_block_root(sim, &f, chunk, lo, hi, &dup_id, &lost_on);
       if (dup_id < 0 && lost_on < 0 && rc == 0) {
         dem_output_frame_t rows = {.n = f.n, .id = f.id, .owner = f.owner, .contacts = f.contacts, .pos = f.pos,
                                    .vel = f.vel, .omega = f.omega, .radius = f.radius};
         if (dem_output_frame_rows(w, f.lo, &rows, err, errlen)) rc = -1;
       }
-    } else {
-      long count = 0;
-      for (size_t i = 0; i < p->n; i++) count += p->id[i] >= lo && p->id[i] < hi;
-      record_t *out = count > 0 ? malloc((size_t)(count < CHUNK ? count : CHUNK) * sizeof *out) : NULL;
-      if (count > 0 && !out) {
-        /* a negative count tells rank 0 that no records follow and the frame is lost */
-        long lost = -1;
-        dem_parallel_send_bytes(&lost, (long)sizeof lost, 0);
-        if (rc == 0)
-          snprintf(err, errlen, "out of memory gathering the particles of %s.h5 on rank %d", name, sim->rank);
-        rc = -1;
-        continue;
-      }
-      dem_parallel_send_bytes(&count, (long)sizeof count, 0);
-      size_t i = 0;
-      for (long done = 0; done < count; done += CHUNK) {
-        long len = count - done < CHUNK ? count - done : CHUNK;
-        for (long k = 0; k < len; i++)
-          if (p->id[i] >= lo && p->id[i] < hi) fill(sim, i, &out[k++]);
-        dem_parallel_send_bytes(out, len * (long)sizeof *out, 0);
-      }
-      free(out);
+    } else if (send_block(sim, lo, hi, name, rc == 0 ? err : NULL, rc == 0 ? errlen : 0)) {
+      rc = -1;
     }
   }
   free(chunk);
