@@ -20,18 +20,25 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # --- calibration constants (the only ones; each measured, none fitted to a study figure) ----
 # 1. KERNEL_FLOPS_PER_CYCLE: FP64 operations per core clock cycle that the DEM contact kernels
-#    sustain. MEASURED on the development machine: validation/calibrate_cost gives 3.0-3.6
-#    GF/s per core for the contact-force kernel (platforms/README.md, "Cost model check");
-#    validation/bwprobe.c's FMA loop gives 103 GF/s per core, i.e. a 3.2 GHz core at 32
-#    flop/cycle (AVX-512, two FMA units) -> 3.3 / 3.2 = about 1.0 flop per cycle. Gathers,
-#    square roots, divisions and branches, not the vector width, bound such kernels, so the
-#    figure carries over to other x86 cores by their clock (not by their peak). A CPU host's
-#    speed is its base clock x KERNEL_FLOPS_PER_CYCLE.
-KERNEL_FLOPS_PER_CYCLE = 1.0
-# The P100 runs the same kernels; no GPU was measured here. ESTIMATE from a published
-# measurement of an OpenCL DEM code on this GPU (FACTS.md: 3.7-5.7 x a 20-core Xeon E5-2630
-# node): 4.7 x 20 cores x 2.2 GHz x KERNEL_FLOPS_PER_CYCLE = 0.21 TF/s, 4.4 % of its FP64 peak.
-GPU_KERNEL_FLOPS = 4.7 * 20 * 2.2e9 * KERNEL_FLOPS_PER_CYCLE
+#    sustain. MEASURED on the development machine by `validation/hardware.py --calibrate-only`:
+#    the contact-force kernel (dem_forces_all, 216,000 particles in contact, both cores, best of
+#    10 through validation/calibrate_cost) less the model's memory term (its cache-line traffic
+#    over the probe's bus bandwidth), per core, over the core clock (bwprobe's FMA loop over 16
+#    flop/cycle, AVX2). Three runs on 2026-12-03 (2-core AMD EPYC VM): 0.90, 1.43, 1.63; the
+#    median, 1.4, is taken (an earlier AVX-512 machine of the same kind gave about 1.4 too, from
+#    REPORT.md's contact kernels running 1.4 x faster than a 1.0 model). Gathers, square roots,
+#    divisions and branches, not the vector width, bound such kernels, so the figure carries over
+#    to other x86 cores by their clock (not by their peak). A CPU host's speed is its base clock
+#    x KERNEL_FLOPS_PER_CYCLE.
+KERNEL_FLOPS_PER_CYCLE = 1.4
+# The P100 runs the same kernels. Its FP64 rate for them: the datasheet peak (4.7 TF/s, PCIe
+# card) times the fraction of peak the kernels reach on the CPU where KERNEL_FLOPS_PER_CYCLE was
+# measured (KERNEL_FLOPS_PER_CYCLE over that core's 32 flop/cycle FMA peak): the same code's
+# arithmetic efficiency, moved to the GPU (an ASSUMPTION, no GPU was measured here). Its memory
+# rates are measurements, below (GPU).
+GPU_FP64_PEAK = 4.7e12
+KERNEL_PEAK_FRACTION = KERNEL_FLOPS_PER_CYCLE / 32.0
+GPU_KERNEL_FLOPS = GPU_FP64_PEAK * KERNEL_PEAK_FRACTION
 # 2. CORE_BW_FRACTION: the share of a dual-channel node's achievable bandwidth one core can
 #    draw. MEASURED by a published test of a Skylake i7-6700K (rigaya34589.blog.fc2.com, entry
 #    660: read bandwidth 25.4 GB/s with 1 thread, 42.0 GB/s with 4 threads) -> 0.60; applied to
@@ -39,31 +46,53 @@ GPU_KERNEL_FLOPS = 4.7 * 20 * 2.2e9 * KERNEL_FLOPS_PER_CYCLE
 CORE_BW_FRACTION = 0.60
 # (the third constant, the network's per-hop latency, is in NET below.)
 
+# --- memory-system facts (each with its source; not calibration constants) -------------------
+# Cache line of the x86 cores: 64 B (Intel 64 and IA-32 Architectures Optimization Reference
+# Manual). Last-level cache: 8 MB on both the i7-6700 and the i7-4790 (Intel ARK), shared by
+# the node's 4 cores: a container is given its cores' share (the neighbours use the rest).
+CACHE_LINE = 64
+LLC_PER_CORE = 8 * 1024 * 1024 / 4
+# Loaded DRAM latency over idle latency against bus utilisation: Intel MLC measurement of a
+# 2-channel DDR4 single-socket server, 93 ns idle, 109 ns at 50 %, 124 ns at 80 %, 135 ns
+# saturated (FD.io CSIT calibration reports; FACTS.md). No desktop i7 curve is published, so
+# the shape is taken for both node types (ESTIMATE for the DDR3 i7-4790).
+LOADED_LATENCY = "0:1,0.5:1.172,0.8:1.333,1:1.452"
+# A core gathers missed lines at (line fill buffers x 64 B) / idle DRAM latency (Little's law):
+# Skylake 12 and Haswell 10 fill buffers (Intel optimization manual); idle latency 42 cycles +
+# 51 ns on the i7-6700, 36 cycles + 57 ns on Haswell (7-cpu.com; FACTS.md).
+def gather_bw(fill_buffers, cycles, ns, ghz):
+    return fill_buffers * CACHE_LINE / ((cycles / ghz + ns) * 1e-9)
+FLAT_LATENCY = "0:1"
+LOCAL_LLC = 16 * 1024 * 1024
+
 # --- hardware facts ------------------------------------------------------------------------
 # name: (comment, node bandwidth B/s, per-core bandwidth B/s, effective core flop/s)
 NODE_TYPES = {
     "i7-6700": dict(
         bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
+        gather_bw=gather_bw(12, 42, 51, 3.4),
         doc=[
             "i7-6700 (Skylake, 4 cores, 3.40 GHz base; Intel ARK datasheet).",
             "Memory: DDR4-2133 dual channel, 34.13 GB/s (the study; 2 x 8 B x 2133 MT/s).",
-            "Host speed = 3.40 GHz x KERNEL_FLOPS_PER_CYCLE (1.0, measured, see make_platforms.py)",
-            "= 3.4 GF/s per core for the DEM kernels (the AVX2 FMA peak, 54.4 GF/s, is never reached).",
+            f"Host speed = 3.40 GHz x KERNEL_FLOPS_PER_CYCLE ({KERNEL_FLOPS_PER_CYCLE}, measured, see make_platforms.py)",
+            f"= {3.4 * KERNEL_FLOPS_PER_CYCLE:.2f} GF/s per core for the DEM kernels (the AVX2 FMA peak, 54.4 GF/s, is never reached).",
             "Per-core bandwidth = CORE_BW_FRACTION (0.60, measured on a Skylake i7-6700K) x 34.13",
             "= 20.5 GB/s. Nothing here is fitted to the study's results: its case-1 load ratio",
             "(3.3) is a prediction of the model (validation/REPORT.md).",
         ]),
     "i7-4790": dict(
         bw=29.87e9, core_bw=CORE_BW_FRACTION * 29.87e9, flops=3.60e9 * KERNEL_FLOPS_PER_CYCLE,
+        gather_bw=gather_bw(10, 36, 57, 3.6),
         doc=[
             "i7-4790 (Haswell, 4 cores, 3.60 GHz base; Intel ARK datasheet).",
             "Memory: DDR3-1866 dual channel, 29.87 GB/s (the study).",
-            "Host speed = 3.60 GHz x KERNEL_FLOPS_PER_CYCLE = 3.6 GF/s per core.",
+            f"Host speed = 3.60 GHz x KERNEL_FLOPS_PER_CYCLE = {3.6 * KERNEL_FLOPS_PER_CYCLE:.2f} GF/s per core.",
             "Per-core bandwidth = CORE_BW_FRACTION x 29.87 = 17.9 GB/s: ESTIMATE (the Skylake",
             "fraction; no single-core figure of this node was measured).",
         ]),
     "gpu-host": dict(
         bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
+        gather_bw=gather_bw(12, 42, 51, 3.4),
         doc=[
             "The GPU node's host CPU is not described by the study: ESTIMATE, taken equal to an",
             "i7-6700 node (bandwidth, per-core bandwidth, core rate). Only host-side work (packing,",
@@ -75,16 +104,19 @@ NODE_TYPES = {
 CPU_LAUNCH_LATENCY = 5e-6
 
 GPU = dict(
-    flops=GPU_KERNEL_FLOPS, bw=549e9, pcie=12.0e9, latency=10e-6,
+    flops=GPU_KERNEL_FLOPS, bw=549e9 * 552 / 732, gather_bw=72 * 2**30 * 549 / 732, pcie=12.0e9,
+    latency=10e-6, sector=32, l2=4 * 1024 * 1024,
     doc=[
-        "NVIDIA Tesla P100 PCIe 12 GB: FP64 peak 4.7 TF/s (NVIDIA datasheet); for the DEM kernels",
-        "0.21 TF/s, an ESTIMATE from a published OpenCL DEM measurement on this GPU (3.7-5.7 x a",
-        "20-core Xeon E5-2630 node; see make_platforms.py). HBM2 549 GB/s (the study, and the",
-        "datasheet of the 12 GB card).",
-        "PCIe 3.0 x16: 15.75 GB/s theoretical; CHOSEN 12.0 GB/s, what pinned host<->device copies",
-        "reach in practice (about 76% of the theoretical rate); pageable copies are slower still.",
-        "Launch latency 10 us per kernel or copy: ESTIMATE of an OpenCL enqueue on an NVIDIA GPU",
-        "(5-20 us are typical).",
+        "NVIDIA Tesla P100 PCIe 12 GB: FP64 peak 4.7 TF/s (NVIDIA datasheet), for the DEM kernels",
+        f"{GPU_KERNEL_FLOPS / 1e9:.0f} GF/s: the peak x the fraction of peak the kernels reach on a CPU core",
+        f"({KERNEL_PEAK_FRACTION:.3f}, KERNEL_FLOPS_PER_CYCLE / 32; an ASSUMPTION). HBM2 549 GB/s (the study,",
+        "datasheet of the 12 GB card); streamed data at 75.4 % of it, 414 GB/s (BabelStream triad",
+        "552 of 732 GB/s on the 16 GB card); gathers that miss the 4 MB L2 (datasheet), in 32 B",
+        "sectors, at 72 GiB/s x 549/732 = 58 GB/s (Spatter random 8-byte gathers on a P100).",
+        "PCIe 3.0 x16 pinned copies: 12.0 GB/s (11.7-12.2 measured host to device, Microway).",
+        "Launch latency 10 us per kernel or copy: ESTIMATE (an empty CUDA kernel takes about 3 us;",
+        "no OpenCL figure on NVIDIA is published).",
+        "Cross-check (no fit): the same model puts a P100 at 3.7-5.7 x ... see validation/REPORT.md.",
     ])
 
 NET = dict(
@@ -112,13 +144,20 @@ def host_xml(hid, speed, cores, props, indent="    "):
     return lines
 
 
-def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY):
+def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY,
+                    llc=None, cores=1, gather=None):
+    if device == "gpu":
+        line, llc = GPU["sector"], GPU["l2"]
+    else:
+        line, llc = CACHE_LINE, llc if llc is not None else LLC_PER_CORE * cores
     props = [("container", container), ("node", node), ("node_type", node_type),
              ("membus", f"{node}-membus"), ("core_bw", f"{core_bw:.6g}"),
+             ("core_gather_bw", f"{gather if gather else core_bw:.6g}"),
+             ("cache_line", f"{line:.6g}"), ("llc_bytes", f"{llc:.6g}"),
              ("device", device), ("launch_latency", f"{latency:.6g}")]
     if device == "gpu":
         props += [("gpu_flops", f"{GPU['flops']:.6g}"), ("gpu_bw", f"{GPU['bw']:.6g}"),
-                  ("pcie_bw", f"{GPU['pcie']:.6g}")]
+                  ("gpu_gather_bw", f"{GPU['gather_bw']:.6g}"), ("pcie_bw", f"{GPU['pcie']:.6g}")]
     return props
 
 
@@ -140,7 +179,8 @@ def platform(zone, header, nodes, net=NET):
         out.append("")
         out += comment(n["doc"], indent="    ")
         out += host_xml(f"{n['name']}-membus", n["bw"], 1,
-                        [("node", n["name"]), ("node_type", n["type"])])
+                        [("node", n["name"]), ("node_type", n["type"]),
+                         ("loaded_latency", n.get("latency", LOADED_LATENCY))])
         out.append(f'    <router id="{n["name"]}-bridge"/>')
         out.append(f'    <link id="{n["name"]}-nic" bandwidth="{net["nic_bw"]}" '
                    f'latency="{net["nic_lat"]}" sharing_policy="SPLITDUPLEX"/>')
@@ -163,9 +203,11 @@ def study_node(name, ntype, containers):
     for host, cname in containers:
         cores, _ = CONTAINERS[cname]
         if cname == "CN-GPU":
-            props = container_props(cname, name, ntype, t["core_bw"], "gpu", GPU["latency"])
+            props = container_props(cname, name, ntype, t["core_bw"], "gpu", GPU["latency"],
+                                    gather=t["gather_bw"])
         else:
-            props = container_props(cname, name, ntype, t["core_bw"])
+            props = container_props(cname, name, ntype, t["core_bw"], cores=cores,
+                                    gather=t["gather_bw"])
         cs.append(dict(host=host, cores=cores, props=props))
     return dict(name=name, type=ntype, bw=t["bw"], flops=t["flops"], containers=cs,
                 doc=[f"node {name}: {ntype}; containers " + ", ".join(h for h, _ in containers)])
@@ -206,30 +248,35 @@ def openstack():
     return platform("openstack", header, nodes)
 
 
-def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, container_name=None):
+def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, llc=None,
+                curve=LOADED_LATENCY, gather=None):
     cs = []
     for host, cores, cname in containers:
         cs.append(dict(host=host, cores=cores,
-                       props=container_props(cname, name, ntype, core_bw, latency=latency)))
-    return dict(name=name, type=ntype, bw=bw, flops=flops, containers=cs, doc=doc)
+                       props=container_props(cname, name, ntype, core_bw, latency=latency, llc=llc,
+                                             cores=cores, gather=gather)))
+    return dict(name=name, type=ntype, bw=bw, flops=flops, containers=cs, doc=doc, latency=curve)
 
 
 def local():
     header = [
         "This development machine: 2 cores, one memory bus. ALL FIGURES ARE ESTIMATES, to be",
-        "replaced by the bandwidth probe's measurements. Written by platforms/make_platforms.py.",
-        "Memory bandwidth 19 GB/s: the triad figure of these 2-core machines (18-20 GB/s, FACTS.md).",
-        "Per-core bandwidth 11 GB/s: ESTIMATE (one core of a server CPU draws a good half of a",
-        "two-core slice's bandwidth). Core rate for the DEM kernels: 3.2 GHz (bwprobe's FMA loop:",
-        "103 GF/s at 32 flop/cycle) x KERNEL_FLOPS_PER_CYCLE = 3.2 GF/s.",
+        "replaced by the probe's measurements (validation/hardware.py writes local-calibrated.xml).",
+        "Written by platforms/make_platforms.py.",
+        "Memory bandwidth 26 GB/s: bus traffic of the triad of these 2-core machines (18-20 GB/s as",
+        "STREAM counts it, FACTS.md, x 4/3 for write-allocate). Per-core bandwidth 18 GB/s, missed",
+        "gathers 4 GB/s per core (validation/bwprobe.c --gather on such a machine: 3.8 GB/s).",
+        "Last-level cache 16 MiB: ESTIMATE (half the 32 MiB L3 the VM reports; other tenants share it).",
+        "Core rate for the DEM kernels: 3.0 GHz (bwprobe's FMA loop: 48 GF/s at 16 flop/cycle, AVX2)",
+        "x KERNEL_FLOPS_PER_CYCLE.",
         "launch_latency 5 us: ESTIMATE (OpenCL CPU runtime).",
         "Hosts: local-0 and local-1 are one core each (one rank per core); local is both cores.",
     ]
-    node = simple_node("local", "local", 19e9, 3.2e9 * KERNEL_FLOPS_PER_CYCLE, 11e9,
+    node = simple_node("local", "local", 26e9, 3.0e9 * KERNEL_FLOPS_PER_CYCLE, 18e9,
                        [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
                         ("local", 2, "local-2core")],
                        ["the machine: node 'local', memory bus local-membus"],
-                       latency=CPU_LAUNCH_LATENCY)
+                       latency=CPU_LAUNCH_LATENCY, llc=LOCAL_LLC, gather=4e9)
     return platform("local", header, [node])
 
 
@@ -247,6 +294,8 @@ def testbed():
              simple_node("pb", "testbed", 10e9, 1e9, 5e9,
                          [(f"node-{i}", 1, "testbed-1") for i in range(4, 8)],
                          ["physical node pb: node-4..7 share pb-membus"])]
+    for n in nodes:
+        n["latency"] = FLAT_LATENCY
     return platform("testbed", header, nodes)
 
 
@@ -279,10 +328,17 @@ def test_sim():
     g["bw"], g["flops"] = 10e9, F
     for c in g["containers"]:
         c["props"] = [(k, {"node_type": "test", "core_bw": "5e+09", "launch_latency": "1e-05",
-                           "gpu_flops": "1e+12", "gpu_bw": "1e+11", "pcie_bw": "1e+10"}.get(k, v))
+                           "gpu_flops": "1e+12", "gpu_bw": "1e+11", "pcie_bw": "1e+10",
+                           "gpu_gather_bw": "1e+10", "llc_bytes": "1e+06"}.get(k, v))
                       for k, v in c["props"]]
-    g["doc"] = ["node g: a GPU container: 1 Tf/s, 100 GB/s, PCIe 10 GB/s, 10 us latency"]
+    g["doc"] = ["node g: a GPU container: 1 Tf/s, 100 GB/s streamed, 10 GB/s gathered, 1 MB L2, "
+                "32 B sectors, PCIe 10 GB/s, 10 us latency"]
     nodes.append(g)
+    nodes.append(simple_node("l", "test", 10e9, F, 2e9, [("l-dem", 2, "T-2"), ("l-stress", 1, "T-1")],
+                             ["node l: loaded latency 2x at half the bus used, 3x when full"],
+                             curve="0:1,0.5:2,1:3"))
+    for n in nodes[:-1]:
+        n["latency"] = FLAT_LATENCY
     x = simple_node("x", "test", 10e9, F, 1e9, [("x-bad", 1, "T-1")],
                     ["node x: x-bad has a malformed core_bw, for the error-message test"])
     x["containers"][0]["props"] = [(k, "10GBps" if k == "core_bw" else v)

@@ -1,12 +1,11 @@
 /* solver/clock.h for the SMPI build: turns the solver's work reports into simulated time on the
  * container that runs this rank. Under SMPI every rank has its own copy of these globals.
  *
- *   kernel on a CPU container : roofline on the container's cores and the node's memory bus
- *                               (sim/membus.c), the kernel launch latency added to the compute
- *                               term so that a charge stays two SimGrid activities
+ *   kernel on a CPU container : compute on the container's cores (the kernel launch latency
+ *                               added to it), then its cache-line traffic (sim/cost.c) on the
+ *                               node's memory bus, one flow per core (sim/membus.c)
  *   kernel on a GPU container : launch latency + device roofline (sim/gpu.c)
- *   host-side work            : roofline on one core and the memory bus, capped by one core's
- *                               bandwidth
+ *   host-side work            : the same on one core
  *   host<->device copy        : PCIe on a GPU; on a CPU device only the enqueue latency
  * The cost of each kind of work is in sim/cost.c, the hardware in the platform file. */
 #include "clock.h"
@@ -45,8 +44,6 @@ int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned
   return 0;
 }
 
-static double min2(double a, double b) { return a < b ? a : b; }
-
 /* A fixed duration nobody contends for (GPU kernels and copies, enqueue latencies). */
 static int pass(double seconds)
 {
@@ -62,11 +59,12 @@ int dem_clock_charge(const dem_work_t *w)
   const sim_host_t *h = &self;
   switch (c.place) {
   case SIM_ON_DEVICE:
-    if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_kernel_time(h, c.flops, c.bytes));
+    if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_kernel_time(h, &c));
     return sim_membus_run(h, c.flops + h->launch_latency * h->cores * h->core_flops, h->cores,
-                          c.bytes, sim_host_kernel_bw(h));
+                          sim_cost_cpu_traffic(&c, h->cache_line, h->llc_bytes, h->core_bw / h->core_gather_bw), h->core_bw);
   case SIM_ON_HOST:
-    return sim_membus_run(h, c.flops, 1, c.bytes, min2(h->core_bw, h->node_bw));
+    return sim_membus_run(h, c.flops, 1, sim_cost_cpu_traffic(&c, h->cache_line, h->llc_bytes, h->core_bw / h->core_gather_bw),
+                          h->core_bw);
   case SIM_ON_LINK:
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_copy_time(h, c.bytes));
     return pass(h->launch_latency);

@@ -56,6 +56,34 @@ typedef struct coef {
   double b[N_COUNTS]; /* bytes per particle, pair, contact, wall slot, wall contact, byte */
 } coef_t;
 
+/* What the hardware moves beside the bytes above (sim_cost_cpu_traffic), per count, from the
+ * same reading of the kernels:
+ *   rfo: bytes stored without being loaded first (write-allocate reads their lines);
+ *   gathered, gathers: partner data loaded through an index, in bytes and in data. */
+typedef struct traffic_coef {
+  double rfo[N_COUNTS];
+  double gathered[N_COUNTS];
+  double gathers[N_COUNTS];
+} traffic_coef_t;
+
+/* SEARCH: per particle, 27 buckets (cell_start[b], [b+1]: one datum each, 216 B) and
+ *   SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) gathered; per slot written, the new
+ *   gid, index and spring stored without a load (32 B).
+ * FORCES, FORCES_ALL: per particle slot the partner's pos and radius (2 data, 32 B), per
+ *   contact its vel and omega (2 data, 48 B); force and torque stored without a load (48 B).
+ * BINNING: index stored 4 and bucket table cleared 12 B without a load.
+ * PACK, OUTPUT: the copy's destination is written without a load (1 B per byte). */
+static const traffic_coef_t traffic[DEM_WORK_KIND_COUNT] = {
+  [DEM_WORK_SEARCH] = {{0, 32, 0, 0, 0, 0},
+                       {216 + SEARCH_CANDIDATES * 36, 0, 0, 0, 0, 0},
+                       {27 + SEARCH_CANDIDATES * 3, 0, 0, 0, 0, 0}},
+  [DEM_WORK_FORCES] = {{48, 0, 0, 0, 0, 0}, {0, 32, 48, 0, 0, 0}, {0, 2, 2, 0, 0, 0}},
+  [DEM_WORK_FORCES_ALL] = {{48, 0, 0, 0, 0, 0}, {0, 32, 48, 0, 0, 0}, {0, 2, 2, 0, 0, 0}},
+  [DEM_WORK_BINNING] = {{16, 0, 0, 0, 0, 0}, {0}, {0}},
+  [DEM_WORK_PACK] = {{0, 0, 0, 0, 0, 1}, {0}, {0}},
+  [DEM_WORK_OUTPUT] = {{0, 0, 0, 0, 0, 1}, {0}, {0}},
+};
+
 /* The force kernels share three pieces (forces.cl, boundaries.cl, external.cl), counted once:
  *
  * A particle slot, dem_forces_pairs' scalar pass: nbr_index 4, partner radius 8 and pos 24;
@@ -163,12 +191,31 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
     n[0] = w->particles / ranks * (ceil(log2(ranks)) + 1.0);
   }
   const coef_t *k = &table[w->kind];
-  c->place = k->place;
-  c->flops = 0.0;
-  c->bytes = 0.0;
+  const traffic_coef_t *t = &traffic[w->kind];
+  *c = (sim_cost_t){.place = k->place, .particles = w->particles};
   for (int i = 0; i < N_COUNTS; i++) {
     c->flops += k->f[i] * n[i];
     c->bytes += k->b[i] * n[i];
+    c->rfo += t->rfo[i] * n[i];
+    c->gathered += t->gathered[i] * n[i];
+    c->gathers += t->gathers[i] * n[i];
   }
   return 0;
+}
+
+double sim_cost_reuse_window(double n)
+{
+  return n > 0.0 ? 2.0 * pow(n, 2.0 / 3.0) * SIM_GATHER_PARTICLE_BYTES : 0.0;
+}
+
+double sim_cost_miss_fraction(double n, double cache)
+{
+  double window = sim_cost_reuse_window(n);
+  return window > cache && window > 0.0 ? 1.0 - cache / window : 0.0;
+}
+
+double sim_cost_cpu_traffic(const sim_cost_t *c, double line, double cache, double miss_weight)
+{
+  double miss = sim_cost_miss_fraction(c->particles, cache);
+  return (c->bytes - c->gathered) + c->rfo + miss * c->gathers * line * miss_weight;
 }

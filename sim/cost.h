@@ -16,11 +16,33 @@ typedef enum {
 
 typedef struct sim_cost {
   sim_place_t place;
-  double flops;  /* FP64 operations */
-  double bytes;  /* bytes of memory traffic (DRAM, or HBM on a GPU; PCIe bytes for SIM_ON_LINK) */
+  double flops;     /* FP64 operations */
+  double bytes;     /* bytes the code loads and stores (PCIe bytes for SIM_ON_LINK) */
+  double rfo;       /* of those, bytes stored to data not loaded first: on a write-back cache
+                     * each such line is read before it is written (write-allocate) */
+  double gathered;  /* of `bytes`, partner data loaded through an index (neighbour gathers) */
+  double gathers;   /* how many such data: on a cache miss each brings a whole line */
+  double particles; /* particles of the rank the gathers reach into (their reuse window) */
 } sim_cost_t;
 
 /* Cost of one report. Returns 0, or -1 for an unknown kind or a negative or non-finite count. */
 int sim_cost_of(const dem_work_t *w, sim_cost_t *c);
+
+/* Bytes a piece of work moves between a CPU's last-level cache and DRAM, with cache lines of
+ * `line` bytes and `cache` bytes of last-level cache for this work, in stream-equivalent bytes:
+ *   traffic = (bytes - gathered) + rfo + miss x gathers x line x miss_weight
+ * A missed gather is latency bound: a core streams core_bw but gathers missed lines at only
+ * core_gather_bw, so a missed line weighs miss_weight = core_bw / core_gather_bw streamed lines.
+ * The particles are stored in lattice (cell) order, so a partner's data are those of a particle
+ * streamed nearby: a gathered datum is in the cache when the reuse window, two planes of the
+ * rank's block (2 n^(2/3) particles of SIM_GATHER_PARTICLE_BYTES each), fits in it; else the
+ * part of the window that does not fit misses: miss = max(0, 1 - cache / window). */
+double sim_cost_cpu_traffic(const sim_cost_t *c, double line, double cache, double miss_weight);
+/* The fraction of gathers into the data of n particles that miss `cache` bytes of cache. */
+double sim_cost_miss_fraction(double n, double cache);
+/* The reuse window (bytes) of gathers into the data of n particles. */
+double sim_cost_reuse_window(double n);
+/* Partner data one particle offers to gathers: pos 24, radius 8, vel 24, omega 24 B. */
+#define SIM_GATHER_PARTICLE_BYTES 80.0
 
 #endif

@@ -63,6 +63,40 @@ static int number_prop(sg_host_t host, const char *prop, int allow_zero, double 
   return 0;
 }
 
+/* "u0:f0,u1:f1,...": utilisations rising from 0 to 1, factors >= 1 and not falling. */
+static int latency_curve(sg_host_t bus, sim_host_t *h, char *err, size_t errlen)
+{
+  const char *v = get_prop(bus, "loaded_latency", err, errlen);
+  if (!v) return -1;
+  const char *p = v;
+  int n = 0;
+  while (*p) {
+    char *end = NULL;
+    double u = strtod(p, &end);
+    if (end == p || *end != ':') break;
+    p = end + 1;
+    double f = strtod(p, &end);
+    if (end == p || n == 8 || !(u >= 0.0 && u <= 1.0 && f >= 1.0) ||
+        (n > 0 && (u <= h->lat_u[n - 1] || f < h->lat_f[n - 1])))
+      break;
+    h->lat_u[n] = u;
+    h->lat_f[n] = f;
+    n++;
+    p = end;
+    if (*p == ',') p++;
+    else if (*p) break;
+  }
+  if (*p || n == 0) {
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "property 'loaded_latency' = '%s': expected 'u:factor,...' with u rising in [0, 1], "
+             "factors >= 1 and not falling (at most 8 points)", v);
+    return fail(err, errlen, sg_host_get_name(bus), msg);
+  }
+  h->lat_points = n;
+  return 0;
+}
+
 int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
 {
   memset(h, 0, sizeof *h);
@@ -77,6 +111,9 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
       copy_prop(host, "node_type", h->node_type, sizeof h->node_type, err, errlen) ||
       copy_prop(host, "membus", h->membus, sizeof h->membus, err, errlen) ||
       number_prop(host, "core_bw", 0, &h->core_bw, err, errlen) ||
+      number_prop(host, "core_gather_bw", 0, &h->core_gather_bw, err, errlen) ||
+      number_prop(host, "cache_line", 0, &h->cache_line, err, errlen) ||
+      number_prop(host, "llc_bytes", 0, &h->llc_bytes, err, errlen) ||
       number_prop(host, "launch_latency", 1, &h->launch_latency, err, errlen))
     return -1;
 
@@ -88,6 +125,7 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
     h->device = SIM_DEVICE_GPU;
     if (number_prop(host, "gpu_flops", 0, &h->gpu_flops, err, errlen) ||
         number_prop(host, "gpu_bw", 0, &h->gpu_bw, err, errlen) ||
+        number_prop(host, "gpu_gather_bw", 0, &h->gpu_gather_bw, err, errlen) ||
         number_prop(host, "pcie_bw", 0, &h->pcie_bw, err, errlen))
       return -1;
   } else {
@@ -111,7 +149,17 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
   if (!(h->node_bw > 0.0) || sg_host_core_count(bus) != 1)
     return fail(err, errlen, h->membus,
                 "a memory-bus host needs one core whose speed is the node's bandwidth in B/s");
-  return 0;
+  return latency_curve(bus, h, err, errlen);
+}
+
+double sim_host_latency_factor(const sim_host_t *h, double u)
+{
+  int n = h->lat_points;
+  if (n == 0 || u <= h->lat_u[0]) return n ? h->lat_f[0] : 1.0;
+  for (int i = 1; i < n; i++)
+    if (u <= h->lat_u[i])
+      return h->lat_f[i - 1] + (h->lat_f[i] - h->lat_f[i - 1]) * (u - h->lat_u[i - 1]) / (h->lat_u[i] - h->lat_u[i - 1]);
+  return h->lat_f[n - 1];
 }
 
 double sim_host_kernel_bw(const sim_host_t *h)

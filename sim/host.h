@@ -5,9 +5,14 @@
  *   container  the study's container name ("CN-6700-4")
  *   node       the physical node ("n1");  node_type  its CPU ("i7-6700")
  *   membus     the name of the node's memory-bus host ("n1-membus")
- *   core_bw    B/s one core can draw from memory (a calibration constant, see the platform)
+ *   core_bw    B/s one core can draw from memory on an otherwise idle node
+ *   core_gather_bw B/s of missed cache lines one core can gather (random gathers: latency bound)
+ *   cache_line B, llc_bytes B: the cache line, and the last-level cache this container can use
  *   device     "cpu" or "gpu": where the DEM kernels run
- *   gpu_flops, gpu_bw, pcie_bw (FP64 flop/s, B/s, B/s), launch_latency (s)   -- device="gpu" only
+ *   gpu_flops, gpu_bw, gpu_gather_bw, pcie_bw (FP64 flop/s, B/s, B/s, B/s)    -- device="gpu" only
+ *   launch_latency (s)
+ * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
+ * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
 #ifndef DEMSIM_SIM_HOST_H
 #define DEMSIM_SIM_HOST_H
@@ -26,9 +31,15 @@ typedef struct sim_host {
   int cores;              /* pinned cores of the container */
   double core_flops;      /* flop/s, FP64 rate of one core */
   double core_bw;         /* B/s, memory bandwidth one core can draw */
+  double core_gather_bw;  /* B/s of missed lines one core gathers */
+  double cache_line;      /* B */
+  double llc_bytes;       /* B of last-level cache for this container */
+  int lat_points;         /* the loaded-latency curve of the node: points (u, factor) */
+  double lat_u[8], lat_f[8];
   double node_bw;         /* B/s, memory bandwidth of the node (speed of the membus host) */
   double gpu_flops;       /* flop/s, FP64 rate of the GPU (device = gpu) */
-  double gpu_bw;          /* B/s, GPU memory bandwidth (device = gpu) */
+  double gpu_bw;          /* B/s, GPU memory bandwidth for streamed data (device = gpu) */
+  double gpu_gather_bw;   /* B/s, GPU memory bandwidth for gathered data (device = gpu) */
   double pcie_bw;         /* B/s, host<->device copies (device = gpu) */
   double launch_latency;  /* s, per kernel launch or copy enqueued on the GPU (device = gpu) */
 } sim_host_t;
@@ -40,6 +51,10 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen);
 /* Memory bandwidth (B/s) a kernel spread over all the container's cores can draw:
  * cores x core_bw, at most the node's bandwidth. */
 double sim_host_kernel_bw(const sim_host_t *h);
+
+/* The node's DRAM latency at bus utilisation u over its idle latency (1 at u = 0 when the
+ * curve starts there; the last point's factor beyond it). */
+double sim_host_latency_factor(const sim_host_t *h, double u);
 
 /* "n1-cn6700-4 (CN-6700-4 on node n1, i7-6700, 4 cores, cpu)" */
 void sim_host_describe(const sim_host_t *h, char *buf, size_t len);

@@ -1,13 +1,21 @@
-/* Roofline work on a CPU container, with the memory term shared on the node's memory bus. */
+/* Work on a CPU container: its compute on the container's cores, then its memory traffic on the
+ * node's memory bus, shared with every other flow of the node. */
 #ifndef DEMSIM_SIM_MEMBUS_H
 #define DEMSIM_SIM_MEMBUS_H
 
 struct sim_host;
 
-/* Runs `flops` spread over `cores` cores of the calling actor's host and, at the same time,
- * `bytes` of traffic on the node's memory-bus host drawing at most `bw_bound` B/s; returns when
- * both are done, i.e. after the longer of the two. Returns 0, or -1 when SimGrid failed one. */
-int sim_membus_run(const struct sim_host *h, double flops, int cores, double bytes,
-                   double bw_bound);
+/* Runs `flops` spread over `cores` cores of the calling actor's host, then `traffic` bytes on the
+ * node's memory-bus host as `cores` flows (one per core), each drawing at most `core_bw` over
+ * the loaded-latency factor of the bus utilisation the other flows of the node make when it
+ * starts. Returns 0, or -1 when SimGrid failed an activity. */
+int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
+                   double core_bw);
+
+/* The same work's duration on a node whose other flows use a fraction u of the bus and leave
+ * it enough bandwidth (the closed form the tests and validation/calibrate_cost use):
+ *   flops / (cores x core rate) + traffic / min(cores x core_bw / factor(u), node bandwidth). */
+double sim_membus_time(const struct sim_host *h, double flops, int cores, double traffic,
+                       double core_bw, double u);
 
 #endif

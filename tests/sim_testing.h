@@ -27,6 +27,18 @@ static inline double sim_test_bytes(const dem_work_t *w)
   return c.bytes;
 }
 
+/* The compute part of a kernel on this rank's CPU container: flops over its cores, plus the
+ * launch latency (sim/clock.c). */
+static inline double sim_test_compute(const dem_work_t *w)
+{
+  sim_cost_t c;
+  sim_host_t h;
+  char err[256] = "";
+  CU_ASSERT_FATAL(sim_cost_of(w, &c) == 0);
+  CU_ASSERT_FATAL(sim_host_read(&h, NULL, err, sizeof err) == 0);
+  return c.flops / (h.cores * h.core_flops) + h.launch_latency;
+}
+
 /* Simulated seconds one charge took on this rank. */
 static inline double sim_test_charge(const dem_work_t *w)
 {

@@ -119,10 +119,11 @@ static void test_each_bad_input_exits_2(void)
 static const char *platform_fmt =
   "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
   "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
-  "<host id=\"m-membus\" speed=\"1e10f\"/>\n"
+  "<host id=\"m-membus\" speed=\"1e10f\"><prop id=\"loaded_latency\" value=\"0:1\"/></host>\n"
   "<host id=\"m-a\" speed=\"1e10f\" core=\"2\"><prop id=\"container\" value=\"A\"/><prop id=\"node\" value=\"m\"/>"
   "<prop id=\"node_type\" value=\"t\"/><prop id=\"membus\" value=\"m-membus\"/><prop id=\"core_bw\" value=\"5e9\"/>"
-  "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/></host>\n"
+  "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>"
+  "<prop id=\"core_gather_bw\" value=\"5e9\"/><prop id=\"cache_line\" value=\"64\"/><prop id=\"llc_bytes\" value=\"1e6\"/></host>\n"
   "<host id=\"m-b\" speed=\"1e10f\" core=\"2\">%s</host>\n"
   "</zone></platform>\n";
 
@@ -131,10 +132,12 @@ static void test_bad_platforms_exit_2(void)
 {
   const char *good_b = "<prop id=\"container\" value=\"B\"/><prop id=\"node\" value=\"m\"/><prop id=\"node_type\" "
                        "value=\"t\"/><prop id=\"membus\" value=\"m-membus\"/><prop id=\"core_bw\" value=\"5e9\"/>"
-                       "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>";
+                       "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>"
+                       "<prop id=\"core_gather_bw\" value=\"5e9\"/><prop id=\"cache_line\" value=\"64\"/><prop id=\"llc_bytes\" value=\"1e6\"/>";
   const char *no_bw = "<prop id=\"container\" value=\"B\"/><prop id=\"node\" value=\"m\"/><prop id=\"node_type\" "
                       "value=\"t\"/><prop id=\"membus\" value=\"m-membus\"/>"
-                      "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>";
+                      "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>"
+                      "<prop id=\"core_gather_bw\" value=\"5e9\"/><prop id=\"cache_line\" value=\"64\"/><prop id=\"llc_bytes\" value=\"1e6\"/>";
   const struct { const char *name, *props, *xml, *hosts, *stress, *expect; } cases[] = {
     {"platform_host_missing", good_b, NULL, "\"m-a\", \"m-zz\"", NULL, "m-zz"},
     {"platform_property_missing", no_bw, NULL, "\"m-a\", \"m-b\"", NULL, "core_bw"},

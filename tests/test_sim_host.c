@@ -93,11 +93,41 @@ static void test_fused_forces(void)
   CU_ASSERT_EQUAL(sim_cost_of(&fused, &w), -1);
 }
 
+/* Traffic as the hardware moves it (sim_cost_cpu_traffic), by hand from sim/cost.c for the
+ * fused force kernel over 10 particles, 120 slots, 60 contacts: 12,840 B issued, of which the
+ * partners' pos and radius (32 B per slot) and vel and omega (48 B per contact) are gathered:
+ * 6,720 B in 360 data; force and torque are stored without a load (48 B per particle, read
+ * first by write-allocate). In the cache (a small rank) the gathers cost nothing: 12,840 -
+ * 6,720 + 480 = 6,600 B. The reuse window of n particles is 2 n^(2/3) x 80 B: 1,000
+ * particles give 16,000 B, so with 4,000 B of cache 3/4 of the gathers miss, each a line:
+ * 6,600 + 0.75 x 360 x 64 = 23,880 B, and with missed lines weighing 2 streamed ones, 41,160. */
+static void test_traffic(void)
+{
+  sim_cost_t c;
+  dem_work_t w = {.kind = DEM_WORK_FORCES_ALL, .particles = 10, .pairs = 120, .contacts = 60};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.gathered, 6720.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.gathers, 360.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.rfo, 480.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 1e6, 1.0), 6600.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_reuse_window(1000.0), 16000.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_miss_fraction(1000.0, 4000.0), 0.75, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_miss_fraction(1000.0, 16000.0), 0.0, 1e-12);
+  c.particles = 1000.0;
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 4000.0, 1.0), 23880.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 4000.0, 2.0), 41160.0, 1e-6);
+  /* the integrator streams only: no gathers, its stores follow loads of the same data */
+  dem_work_t k = {.kind = DEM_WORK_INTEGRATE, .particles = 1e6};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&k, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 1.0, 3.0), c.bytes, 1e-6);
+}
+
 static CU_TestInfo tests[] = {
   {"the container's hardware is read from the platform", test_reads_container},
   {"a missing property is named with its host", test_missing_property_is_named},
   {"cost model arithmetic", test_cost_model},
   {"the fused force kernel is charged once", test_fused_forces},
+  {"traffic: cache lines, write-allocate and the reuse window", test_traffic},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

@@ -5,21 +5,23 @@
 #define N 5e7 /* particles: 1e10 B of integrator traffic, 1 s at 10 GB/s */
 
 /* Alone, a 1-core container of node a saturates a-membus; with its neighbour a-1y on the same
- * bus each gets half of it and takes twice as long; with b-1x (another node) nothing changes. */
+ * bus each gets half of it and its traffic takes twice as long; with b-1x (another node)
+ * nothing changes. A charge is its compute, then its traffic (sim/membus.c). */
 static void test_shared_bus_halves(void)
 {
   dem_work_t w = sim_test_kernel(N);
   double alone = sim_test_together(sim_test_on("a-1x"), &w);
   double both = sim_test_together(sim_test_on("a-1x") || sim_test_on("a-1y"), &w);
   double apart = sim_test_together(sim_test_on("a-1x") || sim_test_on("b-1x"), &w);
+  double cpu = sim_test_compute(&w), mem = sim_test_bytes(&w) / 10e9;
   if (sim_test_on("a-1x")) {
     sim_host_t h = sim_test_self();
-    SIM_ASSERT_CLOSE(alone, sim_test_bytes(&w) / h.node_bw, 1e-9);
-    SIM_ASSERT_CLOSE(both, 2.0 * alone, 1e-4);
+    SIM_ASSERT_CLOSE(alone, cpu + sim_test_bytes(&w) / h.node_bw, 1e-9);
+    SIM_ASSERT_CLOSE(both, cpu + 2.0 * mem, 1e-4);
     SIM_ASSERT_CLOSE(apart, alone, 1e-4);
   }
-  if (sim_test_on("a-1y")) SIM_ASSERT_CLOSE(both, 2.0 * sim_test_bytes(&w) / 10e9, 1e-4);
-  if (sim_test_on("b-1x")) SIM_ASSERT_CLOSE(apart, sim_test_bytes(&w) / 10e9, 1e-9);
+  if (sim_test_on("a-1y")) SIM_ASSERT_CLOSE(both, cpu + 2.0 * mem, 1e-4);
+  if (sim_test_on("b-1x")) SIM_ASSERT_CLOSE(apart, cpu + mem, 1e-9);
 }
 
 /* Node c: 4 GB/s per core, 10 GB/s for the node. 1, 2 and 4 cores draw 4, 8 and 10 GB/s:
@@ -39,21 +41,24 @@ static void test_cores_until_node_caps(void)
     MPI_Allreduce(&x, &all[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   }
   double bytes = sim_test_bytes(&w);
-  SIM_ASSERT_CLOSE(all[0], bytes / 4e9, 1e-9);
-  SIM_ASSERT_CLOSE(all[1], bytes / 8e9, 1e-9);
-  SIM_ASSERT_CLOSE(all[2], bytes / 10e9, 1e-9);
+  sim_cost_t c;
+  CU_ASSERT_FATAL(sim_cost_of(&w, &c) == 0);
+  SIM_ASSERT_CLOSE(all[0], c.flops / 1e12 + bytes / 4e9, 1e-9);
+  SIM_ASSERT_CLOSE(all[1], c.flops / 2e12 + bytes / 8e9, 1e-9);
+  SIM_ASSERT_CLOSE(all[2], c.flops / 4e12 + bytes / 10e9, 1e-9);
   CU_ASSERT(all[0] > all[1] && all[1] > all[2]);
 }
 
-/* Host-side work (packing) uses one core: on c-4 it draws one core's 4 GB/s, not 10. */
+/* Host-side work (packing) uses one core: on c-4 it draws one core's 4 GB/s, not 10. A pack
+ * reads and writes each byte, and the written lines are read first (write-allocate): 3 B. */
 static void test_host_work_uses_one_core(void)
 {
   dem_work_t w = {.kind = DEM_WORK_PACK, .bytes = 1e9};
   double t = sim_test_together(sim_test_on("c-4"), &w);
-  if (sim_test_on("c-4")) SIM_ASSERT_CLOSE(t, 2e9 / 4e9, 1e-9);
+  if (sim_test_on("c-4")) SIM_ASSERT_CLOSE(t, 3e9 / 4e9, 1e-9);
 }
 
-/* A kernel whose flops dominate takes flops / (cores x core speed): s-4 has four 1 Gf/s cores. */
+/* A kernel's compute and traffic add up: s-4 has four 1 Gf/s cores and draws 10 GB/s. */
 static void test_compute_bound_uses_all_cores(void)
 {
   dem_work_t w = {.kind = DEM_WORK_FORCES, .particles = 1e3, .pairs = 1e3, .contacts = 1e8};
@@ -61,8 +66,8 @@ static void test_compute_bound_uses_all_cores(void)
   if (sim_test_on("s-4")) {
     sim_cost_t c;
     CU_ASSERT_FATAL(sim_cost_of(&w, &c) == 0);
-    CU_ASSERT(c.flops / 4e9 > c.bytes / 10e9); /* compute bound on s-4 */
-    SIM_ASSERT_CLOSE(t, c.flops / 4e9, 1e-9);
+    CU_ASSERT(c.flops / 4e9 > c.bytes / 10e9); /* compute dominates on s-4 */
+    SIM_ASSERT_CLOSE(t, c.flops / 4e9 + sim_cost_cpu_traffic(&c, 64.0, 4.0 * 2097152.0, 1.0) / 10e9, 1e-9);
   }
 }
 
@@ -70,7 +75,7 @@ static CU_TestInfo tests[] = {
   {"two ranks on one bus take twice as long, on two nodes not", test_shared_bus_halves},
   {"more cores are faster until the node bandwidth caps them", test_cores_until_node_caps},
   {"host-side work draws one core's bandwidth", test_host_work_uses_one_core},
-  {"compute-bound kernels use every core", test_compute_bound_uses_all_cores},
+  {"compute uses every core, then the traffic follows", test_compute_bound_uses_all_cores},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_membus", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

@@ -28,7 +28,7 @@ static void test_every_container_reads(void)
   CU_ASSERT_STRING_EQUAL(h.container, "CN-GPU");
 }
 
-/* Roofline time of a kernel alone on a container: max(compute + launch latency, memory). */
+/* Time of a kernel alone on a container: compute + launch latency, then its traffic. */
 static double roofline(const char *host, const dem_work_t *w)
 {
   sim_host_t h;
@@ -37,8 +37,7 @@ static double roofline(const char *host, const dem_work_t *w)
   if (sim_host_read(&h, host, err, sizeof err) || sim_cost_of(w, &c)) return -1.0;
   double compute = c.flops / (h.cores * h.core_flops) + h.launch_latency;
   double bw = h.cores * h.core_bw < h.node_bw ? h.cores * h.core_bw : h.node_bw;
-  double memory = c.bytes / bw;
-  return compute > memory ? compute : memory;
+  return compute + sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw) / bw;
 }
 
 /* Case 1's containers: the contact-force kernel on CN-6700-1 and on CN-6700-4 takes what the

@@ -2,6 +2,7 @@
  * on the other container of each node (d-stress, e-stress, f-stress). Nodes d, e, f: 10 GB/s
  * memory bus, 3 GB/s per core, 2-core containers. A DEM kernel alone draws 2 x 3 = 6 GB/s. */
 #include "sim_testing.h"
+#include "membus.h"
 #include "testing.h"
 
 #include <stdio.h>
@@ -33,13 +34,13 @@ static void test_cpu_stress_changes_nothing(void)
   dem_stress_t s = stress("d-stress", 0, 0.0, 0.0);
   start(&s);
   double after = sim_test_charge(&w);
-  SIM_ASSERT_CLOSE(before, sim_test_bytes(&w) / 6e9, 1e-9);
+  SIM_ASSERT_CLOSE(before, sim_test_compute(&w) + sim_test_bytes(&w) / 6e9, 1e-9);
   CU_ASSERT_DOUBLE_EQUAL(after, before, 1e-12);
 }
 
-/* stress-ng --vm 2 on e-stress: three flows on e-membus (10 GB/s), bounded at 6 (DEM), 3 and 3
- * (one core per worker). Max-min: the equal share 10/3 exceeds the workers' bound, so they get 3
- * each and the DEM kernel the remaining 4 GB/s: 1.5 times slower than alone (6 GB/s). */
+/* stress-ng --vm 2 on e-stress: four flows on e-membus (10 GB/s), each bounded at one core's
+ * 3 GB/s: the DEM kernel's two cores and the two workers. Max-min gives each 2.5 GB/s, the DEM
+ * kernel 5 GB/s: its traffic takes 1.2 times as long as alone (6 GB/s). */
 static void test_vm_stress_takes_maxmin_share(void)
 {
   if (!sim_test_on("e-dem")) return;
@@ -48,19 +49,20 @@ static void test_vm_stress_takes_maxmin_share(void)
   dem_stress_t s = stress("e-stress", 1, 0.0, 0.0);
   start(&s);
   double after = sim_test_charge(&w);
-  double bytes = sim_test_bytes(&w);
-  SIM_ASSERT_CLOSE(before, bytes / 6e9, 1e-9);
-  SIM_ASSERT_CLOSE(after, bytes / 4e9, 1e-9);
+  double bytes = sim_test_bytes(&w), cpu = sim_test_compute(&w);
+  SIM_ASSERT_CLOSE(before, cpu + bytes / 6e9, 1e-9);
+  SIM_ASSERT_CLOSE(after, cpu + bytes / 5e9, 1e-9);
 }
 
 /* A periodic vm stress on f-stress: off for 1 s, then on 2 s / off 3 s. Short kernels (50 ms
- * alone, 75 ms under stress) run back to back for 12 s; every kernel that lies wholly inside an
+ * alone, 60 ms under stress) run back to back for 12 s; every kernel that lies wholly inside an
  * on period takes the stressed time, every one wholly inside an off period the time alone. */
 static void test_periodic_stress_follows_schedule(void)
 {
   if (!sim_test_on("f-dem")) return;
   dem_work_t w = sim_test_kernel(N / 20);
-  double bytes = sim_test_bytes(&w), t_alone = bytes / 6e9, t_stress = bytes / 4e9;
+  double bytes = sim_test_bytes(&w), cpu = sim_test_compute(&w);
+  double t_alone = cpu + bytes / 6e9, t_stress = cpu + bytes / 5e9;
   double t0 = MPI_Wtime();
   dem_stress_t s = stress("f-stress", 1, 2.0, 3.0);
   s.start_s = 1.0;
@@ -87,10 +89,35 @@ static void test_periodic_stress_follows_schedule(void)
   CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Loaded latency (node l: 10 GB/s bus, 2 GB/s per core, latency 2x at half the bus used and 3x
+ * when full): one vm worker on l-stress draws its 2 GB/s, 20 % of the bus, so the latency is
+ * 1 + 0.2 / 0.5 = 1.4 x idle and each of l-dem's two cores draws 2 / 1.4 GB/s. The bus is not
+ * full (2 + 2.86 of 10 GB/s): max-min alone would change nothing; the kernel's traffic takes
+ * 1.4 times as long. */
+static void test_loaded_latency_slows_before_saturation(void)
+{
+  if (!sim_test_on("l-dem")) return;
+  dem_work_t w = sim_test_kernel(N);
+  double before = sim_test_charge(&w);
+  dem_stress_t s = stress("l-stress", 1, 0.0, 0.0);
+  s.workers = 1;
+  start(&s);
+  double after = sim_test_charge(&w);
+  double bytes = sim_test_bytes(&w), cpu = sim_test_compute(&w);
+  SIM_ASSERT_CLOSE(before, cpu + bytes / 4e9, 1e-9);
+  SIM_ASSERT_CLOSE(after, cpu + bytes / (4e9 / 1.4), 1e-9);
+  sim_host_t h = sim_test_self();
+  SIM_ASSERT_CLOSE(sim_host_latency_factor(&h, 0.2), 1.4, 1e-12);
+  SIM_ASSERT_CLOSE(sim_host_latency_factor(&h, 0.75), 2.5, 1e-12);
+  SIM_ASSERT_CLOSE(sim_host_latency_factor(&h, 1.5), 3.0, 1e-12);
+  SIM_ASSERT_CLOSE(sim_membus_time(&h, 0.0, 2, bytes, h.core_bw, 0.2), bytes / (4e9 / 1.4), 1e-12);
+}
+
 static CU_TestInfo tests[] = {
   {"CPU stress on a co-located container changes nothing", test_cpu_stress_changes_nothing},
-  {"memory stress slows the DEM container to its max-min share", test_vm_stress_takes_maxmin_share},
+  {"memory stress slows the DEM container to its cores' max-min share", test_vm_stress_takes_maxmin_share},
   {"a periodic memory stress is on and off on schedule", test_periodic_stress_follows_schedule},
+  {"loaded latency slows the DEM before the bus is full", test_loaded_latency_slows_before_saturation},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_stress", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

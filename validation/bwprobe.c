@@ -1,7 +1,7 @@
 /* bwprobe: the memory bandwidth and FP64 rate of this machine, for the calibrated local platform
  * (validation/hardware.py writes them into a copy of platforms/local.xml).
  *
- *   bwprobe [--threads N] [--mib M] [--reps R]
+ *   bwprobe [--threads N] [--mib M] [--reps R] [--gather]
  *
  * Bandwidth: STREAM's triad a[i] = b[i] + s * c[i] on three arrays of M MiB each (default 256,
  * far above any last-level cache), each thread on its own slice (first-touch placement), best of
@@ -11,10 +11,26 @@
  * FP64 rate: per thread, 8 independent vector FMA chains held in registers (no memory traffic),
  * 2 flops per FMA and lane; the vector width is the compiler's for -march=native.
  *
- * Prints one JSON object: {"threads", "mib", "triad_Bps", "flops_per_thread"}. Plain C11 and
- * POSIX threads, so any Debian machine builds it: cc -O3 -march=native -pthread bwprobe.c. */
+ * triad_bus_Bps is the same triad as the memory bus moves it: the stored array's lines are read
+ * before they are written (write-allocate), 32 B per element; sim/cost.c counts the DEM kernels'
+ * traffic that way (sim_cost_cpu_traffic), so platforms take this figure.
+ *
+ * --gather (thread 0 only, after the rest): the neighbour gathers of sim/cost.c's cache model on
+ * an array x of M MiB of doubles seen as a cubic lattice of side L, in lattice order:
+ *   lattice: y[i] = sum of x over i's 6 lattice neighbours and itself, through an index list of
+ *            7 ints per point (as the force kernel reads nbr_index, then the partners). The
+ *            model: the partners are in the cache (two planes of the lattice fit), so the
+ *            traffic is the streams only: index 28 B + x 8 B loaded, y 8 B stored + 8 B
+ *            write-allocate = 52 B per point; lattice_Bps is that over the time;
+ *   random:  the same sum with the 7 indices drawn at random: every gather misses and brings a
+ *            64 B line; random_lines_per_s, and random_Bps = lines x 64 B + the 44 B of streams
+ *            per point over the time.
+ * Prints one JSON object: {"threads", "mib", "triad_Bps", "triad_bus_Bps", "flops_per_thread"}
+ * (and the gather figures with --gather). Plain C11 and POSIX threads, so any Debian machine
+ * builds it: cc -O3 -march=native -pthread bwprobe.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,16 +105,74 @@ static void *worker(void *arg)
   return NULL;
 }
 
+/* xorshift64*: a fixed random sequence, no libc state */
+static uint64_t rnd(uint64_t *s)
+{
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 2685821657736338717ULL;
+}
+
+static double gather_pass(const double *x, const int32_t *idx, double *y, size_t n)
+{
+  double t0 = now();
+  for (size_t i = 0; i < n; i++) {
+    const int32_t *k = idx + 7 * i;
+    y[i] = x[k[0]] + x[k[1]] + x[k[2]] + x[k[3]] + x[k[4]] + x[k[5]] + x[k[6]];
+  }
+  return now() - t0;
+}
+
+/* The two gathers of --gather, best of reps; prints the JSON fields (leading comma). */
+static int gather_probe(long mib, int reps)
+{
+  size_t side = 1;
+  while ((side + 1) * (side + 1) * (side + 1) * sizeof(double) <= (size_t)mib * 1024 * 1024) side++;
+  size_t n = side * side * side;
+  double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  int32_t *idx = malloc(7 * n * sizeof *idx);
+  if (!x || !y || !idx) return -1;
+  const long d[7] = {0, 1, -1, (long)side, -(long)side, (long)(side * side), -(long)(side * side)};
+  for (size_t i = 0; i < n; i++) {
+    x[i] = 1.0;
+    y[i] = 0.0;
+    for (int k = 0; k < 7; k++) {
+      long j = (long)i + d[k];
+      idx[7 * i + k] = (int32_t)(j < 0 ? j + (long)n : j >= (long)n ? j - (long)n : j);
+    }
+  }
+  double lattice = 1e30, random = 1e30;
+  for (int r = 0; r < reps; r++) {
+    double t = gather_pass(x, idx, y, n);
+    if (t < lattice) lattice = t;
+  }
+  uint64_t seed = 88172645463325252ULL;
+  for (size_t i = 0; i < 7 * n; i++) idx[i] = (int32_t)(rnd(&seed) % n);
+  for (int r = 0; r < reps; r++) {
+    double t = gather_pass(x, idx, y, n);
+    if (t < random) random = t;
+  }
+  double lines = 7.0 * (double)n;
+  printf(", \"gather_side\": %zu, \"lattice_Bps\": %.6g, \"random_lines_per_s\": %.6g, \"random_Bps\": %.6g",
+         side, 52.0 * (double)n / lattice, lines / random, (lines * 64.0 + 44.0 * (double)n) / random);
+  free(x);
+  free(y);
+  free(idx);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
-  int threads = 1, reps = 10;
+  int threads = 1, reps = 10, gather = 0;
   long mib = 256;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--mib") && i + 1 < argc) mib = atol(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--gather")) gather = 1;
     else {
-      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R]\n");
+      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R] [--gather]\n");
       return 2;
     }
   }
@@ -132,8 +206,15 @@ int main(int argc, char **argv)
   if (reps == 1) best = ends[0] - starts[0];
   double flops = 0;
   for (int t = 0; t < threads; t++) flops += jobs[t].flops;
-  printf("{\"threads\": %d, \"mib\": %ld, \"lanes\": %d, \"triad_Bps\": %.6g, \"flops_per_thread\": %.6g}\n",
-         threads, mib, LANES, 3.0 * sizeof(double) * (double)n / best, flops / threads);
+  printf("{\"threads\": %d, \"mib\": %ld, \"lanes\": %d, \"triad_Bps\": %.6g, \"triad_bus_Bps\": %.6g, "
+         "\"flops_per_thread\": %.6g",
+         threads, mib, LANES, 3.0 * sizeof(double) * (double)n / best, 4.0 * sizeof(double) * (double)n / best,
+         flops / threads);
+  if (gather && gather_probe(mib, reps < 3 ? reps : 3) != 0) {
+    fprintf(stderr, "bwprobe: cannot allocate the gather arrays\n");
+    return 1;
+  }
+  printf("}\n");
   pthread_barrier_destroy(&bar);
   free(a);
   free(b);

@@ -13,10 +13,11 @@
  * events (dem_engine_profile: device time, launch overhead excluded), the host binning with the
  * wall clock; the best and the median of the repetitions are printed (the best is the one least
  * disturbed by other load on a shared machine). Beside them: the counts the engine reports, the
- * cost model's flops and bytes for them, the achieved GB/s and GF/s (model bytes and flops over
- * the best time), and the time the model predicts on the platform's host, with the roofline the
- * SMPI build uses (sim/clock.c): max(flops / (cores x core rate) + launch latency,
- * bytes / min(cores x core_bw, node bandwidth)) for a kernel, one core for host work.
+ * cost model's flops and DRAM traffic for them (sim_cost_cpu_traffic: cache lines, write-allocate),
+ * the achieved GB/s and GF/s (model traffic and flops over the best time), and the time the
+ * model predicts on the platform's idle host, as the SMPI build charges it (sim/membus.c):
+ * flops / (cores x core rate) + launch latency + traffic / min(cores x core_bw, node bandwidth)
+ * for a kernel, one core for host work.
  *
  * The platform figures are read from the SimGrid XML with a small parser (the host's speed and
  * core count, its core_bw, launch_latency and membus properties, the membus host's speed); the
@@ -52,6 +53,9 @@ typedef struct platform {
   double core_bw;    /* B/s, one core */
   double node_bw;    /* B/s, the membus host's speed */
   double latency;    /* s, per kernel launch */
+  double line;       /* B, cache line */
+  double llc;        /* B, last-level cache of the container */
+  double gather_bw;  /* B/s of missed lines, one core */
 } platform_t;
 
 /* the element <host id="name" ...> ... </host> (or <host .../>) of an XML text: [*b, *e) */
@@ -130,7 +134,7 @@ static int platform_read(platform_t *pl, char *err, size_t errlen)
     snprintf(err, errlen, "%s: no host '%s'", pl->file, pl->host);
     return -1;
   }
-  char speed[64], core[16] = "1", core_bw[64], latency[64], membus[64], bus_speed[64];
+  char speed[64], core[16] = "1", core_bw[64], latency[64], membus[64], bus_speed[64], line[64], llc[64], gbw[64];
   if (xml_attr(b, e, "speed", speed, sizeof speed) != 0 || parse_rate(speed, &pl->core_flops) != 0) {
     snprintf(err, errlen, "%s: host '%s': missing or bad 'speed'", pl->file, pl->host);
     return -1;
@@ -141,13 +145,18 @@ static int platform_read(platform_t *pl, char *err, size_t errlen)
     snprintf(err, errlen, "%s: host '%s': 'core' = '%s': expected a positive integer", pl->file, pl->host, core);
     return -1;
   }
-  const char *props[] = {"core_bw", "launch_latency", "membus"};
-  char *vals[] = {core_bw, latency, membus};
-  for (int i = 0; i < 3; ++i)
+  const char *props[] = {"core_bw", "launch_latency", "membus", "cache_line", "llc_bytes", "core_gather_bw"};
+  char *vals[] = {core_bw, latency, membus, line, llc, gbw};
+  for (int i = 0; i < 6; ++i)
     if (xml_prop(b, e, props[i], vals[i], 64) != 0) {
       snprintf(err, errlen, "%s: host '%s': missing property '%s'", pl->file, pl->host, props[i]);
       return -1;
     }
+  if (parse_rate(line, &pl->line) != 0 || parse_rate(llc, &pl->llc) != 0 || parse_rate(gbw, &pl->gather_bw) != 0) {
+    snprintf(err, errlen, "%s: host '%s': 'cache_line' = '%s', 'llc_bytes' = '%s': expected positive numbers",
+             pl->file, pl->host, line, llc);
+    return -1;
+  }
   if (parse_rate(core_bw, &pl->core_bw) != 0 || parse_rate(latency, &pl->latency) != 0) {
     snprintf(err, errlen, "%s: host '%s': 'core_bw' = '%s', 'launch_latency' = '%s': expected positive numbers",
              pl->file, pl->host, core_bw, latency);
@@ -164,12 +173,14 @@ static int platform_read(platform_t *pl, char *err, size_t errlen)
 static double min2(double a, double b) { return a < b ? a : b; }
 static double max2(double a, double b) { return a > b ? a : b; }
 
-/* seconds the platform's host takes for the cost c (the SMPI build's roofline, sim/clock.c) */
+/* seconds the platform's host takes for the cost c on an idle node (the SMPI build's charge,
+ * sim/clock.c and sim/membus.c: compute, then the cache-line traffic) */
 static double predict(const platform_t *pl, const sim_cost_t *c)
 {
-  if (c->place == SIM_ON_HOST) return max2(c->flops / pl->core_flops, c->bytes / min2(pl->core_bw, pl->node_bw));
+  double traffic = sim_cost_cpu_traffic(c, pl->line, pl->llc, pl->core_bw / pl->gather_bw);
+  if (c->place == SIM_ON_HOST) return c->flops / pl->core_flops + traffic / min2(pl->core_bw, pl->node_bw);
   double bw = min2(pl->cores * pl->core_bw, pl->node_bw);
-  return max2(c->flops / (pl->cores * pl->core_flops) + pl->latency, c->bytes / bw);
+  return c->flops / (pl->cores * pl->core_flops) + pl->latency + traffic / bw;
 }
 
 static double wall(void)
@@ -352,16 +363,17 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
     const int cores = c.place == SIM_ON_HOST ? 1 : pl->cores;
     double best = t[k][0], median = t[k][o->reps / 2], cpu = u[k][o->reps / 2] / cores;
     double t_flop = c.flops / (cores * pl->core_flops);
-    double t_mem = c.bytes / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
+    double traffic = sim_cost_cpu_traffic(&c, pl->line, pl->llc, pl->core_bw / pl->gather_bw);
+    double t_mem = traffic / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
                                                      : min2(pl->cores * pl->core_bw, pl->node_bw));
-    double roof = max2(t_flop, t_mem), charged = predict(pl, &c);
+    double roof = t_flop + t_mem, charged = predict(pl, &c);
     double ratio = best / roof;
     int bad = o->check > 0.0 && (ratio > o->check || ratio < 1.0 / o->check);
     outside += bad;
     printf("%-7s %6.0f %-10s %7.0f %7.0f %5.0f %5.0f | %9.3g %9.3g | %9.1f %9.1f %9.1f | %6.2f %6.2f | %9.1f %-4s "
            "%9.1f | %6.2f%s\n",
-           pk->name, w.particles, timed_names[k], w.pairs, w.contacts, w.walls, w.wall_contacts, c.flops, c.bytes,
-           1e6 * best, 1e6 * median, 1e6 * cpu, 1e-9 * c.bytes / best, 1e-9 * c.flops / best, 1e6 * roof,
+           pk->name, w.particles, timed_names[k], w.pairs, w.contacts, w.walls, w.wall_contacts, c.flops, traffic,
+           1e6 * best, 1e6 * median, 1e6 * cpu, 1e-9 * traffic / best, 1e-9 * c.flops / best, 1e6 * roof,
            t_mem >= t_flop ? "mem" : "flop", 1e6 * charged, ratio, bad ? "  OUTSIDE" : "");
   }
   printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
@@ -429,15 +441,15 @@ int main(int argc, char **argv)
     return 2;
   }
   printf("# platform %s, host %s: %d cores of %.3g flop/s, core_bw %.3g B/s, node bandwidth %.3g B/s, "
-         "launch latency %.3g s\n",
-         pl.file, pl.host, pl.cores, pl.core_flops, pl.core_bw, pl.node_bw, pl.latency);
+         "launch latency %.3g s, cache line %.0f B, last-level cache %.3g B\n",
+         pl.file, pl.host, pl.cores, pl.core_flops, pl.core_bw, pl.node_bw, pl.latency, pl.line, pl.llc);
   printf("# times in us. best, median: device time of %d repetitions (OpenCL profiling; binning: host wall\n"
          "#   clock); cpu: median process CPU time over the cores used (PoCL's threads: what the kernel costs\n"
          "#   on an idle machine if its work splits evenly; the search's excludes the host binning)\n", o.reps);
   printf("# counts as the engine reports them to the clock (boundaries: wall slots and contacts in pairs,\n"
-         "#   contacts); GB/s, GF/s: the model's bytes and flops over the best time\n");
-  printf("# model: the roofline max(flops / (cores x rate), bytes / bandwidth), bound: its larger term;\n"
-         "#   charged: what the SMPI build charges (sim/clock.c: launch latency added to the flop term);\n"
+         "#   contacts); bytes: the model's DRAM traffic; GB/s, GF/s: traffic and flops over the best time\n");
+  printf("# model: flops / (cores x rate) + traffic / bandwidth, bound: its larger term;\n"
+         "#   charged: what the SMPI build charges (sim/membus.c: launch latency added to the flop term);\n"
          "#   ratio: best / model\n");
   printf("%-7s %6s %-10s %7s %7s %5s %5s | %9s %9s | %9s %9s %9s | %6s %6s | %9s %-4s %9s | %6s\n", "packing", "n",
          "kernel", "pairs", "contact", "walls", "wallc", "flops", "bytes", "best", "median", "cpu", "GB/s", "GF/s",

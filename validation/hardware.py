@@ -41,6 +41,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "platforms"))
 
 VM = ["taskset", "-c", "1", "stress-ng", "--quiet", "--vm", "1", "--vm-bytes", "1G", "--vm-keep"]
+CPU_LATENCY = 5e-6  # make_platforms.CPU_LAUNCH_LATENCY
 MATERIAL = "material = { youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; density = 2500.0; };"
 
 
@@ -59,17 +60,55 @@ def build_probe(out):
 
 
 def probe(exe, repeats, ncpu, mib):
-    best = {"bw_1core": 0.0, "bw_allcore": 0.0, "flops_1core": 0.0}
-    for _ in range(repeats):
-        one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)]).stdout)
+    best = {"bw_1core": 0.0, "bw_allcore": 0.0, "flops_1core": 0.0, "gather_1core": 0.0,
+            "lattice_1core": 0.0}
+    for r in range(repeats):
+        gather = ["--gather"] if r == 0 else []
+        one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)] + gather).stdout)
         allc = json.loads(sh([exe, "--threads", str(ncpu), "--mib", str(mib)]).stdout)
-        best["bw_1core"] = max(best["bw_1core"], one["triad_Bps"])
-        best["bw_allcore"] = max(best["bw_allcore"], allc["triad_Bps"])
+        # bus traffic (write-allocate counted), as sim/cost.c counts the kernels' traffic
+        best["bw_1core"] = max(best["bw_1core"], one["triad_bus_Bps"])
+        best["bw_allcore"] = max(best["bw_allcore"], allc["triad_bus_Bps"])
         best["flops_1core"] = max(best["flops_1core"], one["flops_per_thread"])
+        if gather:
+            best["gather_1core"] = one["random_lines_per_s"] * 64.0
+            best["lattice_1core"] = one["lattice_Bps"]
         best["lanes"] = one["lanes"]
     best["threads_all"] = ncpu
     best["mib"] = mib
     return best
+
+
+def latency_factor(curve, u):
+    """sim_host_latency_factor of sim/host.c: the curve 'u:f,...' interpolated at u."""
+    pts = [tuple(map(float, p.split(":"))) for p in curve.split(",")]
+    if u <= pts[0][0]:
+        return pts[0][1]
+    for (u0, f0), (u1, f1) in zip(pts, pts[1:]):
+        if u <= u1:
+            return f0 + (f1 - f0) * (u - u0) / (u1 - u0)
+    return pts[-1][1]
+
+
+def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
+    """CALIBRATION CONSTANT 1 measured here: the contact-force kernel (dem_forces_all, particles in
+    contact, side^3 of them) on both cores through validation/calibrate_cost; its time less the
+    model's memory term (traffic / bandwidth of the calibrated platform) and the launch latency
+    is its compute; flops over it, per core, over the core's clock (FMA peak / flop per cycle)."""
+    p = sh([exe, "--platform", plat, "--host", "local", "--sizes", str(side), "--packings", "contact",
+            "--reps", str(reps)])
+    if p.returncode:
+        raise SystemExit(f"hardware.py: calibrate_cost failed:\n{p.stdout}")
+    row = next(l for l in p.stdout.splitlines() if l.startswith("contact") and " forces_all " in l)
+    cols = row.replace("|", " ").split()
+    flops, traffic, best = float(cols[7]), float(cols[8]), float(cols[9]) * 1e-6
+    cores = 2
+    bw = min(cores * min(pr["bw_1core"], pr["bw_allcore"]), pr["bw_allcore"])
+    compute = best - traffic / bw - CPU_LATENCY
+    rate = flops / (cores * compute)
+    clock = pr["flops_1core"] / (32.0 if pr["flops_1core"] > 60e9 else 16.0)
+    return dict(kernel_row=row, kernel_flops=flops, kernel_traffic=traffic, kernel_best_s=best,
+                kernel_rate=rate, clock_hz=clock, kernel_flops_per_cycle=rate / clock)
 
 
 def calibrated_platform(pr, path):
@@ -84,8 +123,8 @@ def calibrated_platform(pr, path):
     header = [
         "This machine, CALIBRATED by validation/hardware.py (validation/bwprobe.c), from",
         "platforms/make_platforms.py's local platform with its estimates replaced by measurements:",
-        f"memory bandwidth {bw / 1e9:.3g} GB/s (triad, {pr['threads_all']} threads); per-core bandwidth",
-        f"{core_bw / 1e9:.3g} GB/s (triad, 1 thread); core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
+        f"memory bandwidth {bw / 1e9:.3g} GB/s (triad bus traffic, {pr['threads_all']} threads); per-core bandwidth",
+        f"{core_bw / 1e9:.3g} GB/s (triad, 1 thread); missed gathers {pr['gather_1core'] / 1e9:.3g} GB/s per core; core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
         f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels (KERNEL_FLOPS_PER_CYCLE).",
         "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
         "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
@@ -94,9 +133,10 @@ def calibrated_platform(pr, path):
                           [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
                            ("local", 2, "local-2core")],
                           ["the machine: node 'local', memory bus local-membus"],
-                          latency=mp.CPU_LAUNCH_LATENCY)
+                          latency=mp.CPU_LAUNCH_LATENCY, llc=mp.LOCAL_LLC, gather=pr["gather_1core"])
     half = dict(host="local-1half", cores=1,
-                props=mp.container_props("local-1half", "local", "local", core_bw / 2, latency=mp.CPU_LAUNCH_LATENCY))
+                props=mp.container_props("local-1half", "local", "local", core_bw / 2, latency=mp.CPU_LAUNCH_LATENCY,
+                                         llc=mp.LOCAL_LLC, gather=pr["gather_1core"] / 2))
     node["containers"].append(half)
     xml = mp.platform("local", header, [node])
     # platform() gives every container of a node the node's core rate: halve local-1half's
@@ -258,6 +298,9 @@ def main():
     ap.add_argument("--particles", type=int, default=None)
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--no-emulate", dest="emulate", action="store_false")
+    ap.add_argument("--calibrate-only", action="store_true",
+                    help="probe and measure KERNEL_FLOPS_PER_CYCLE (calibrate_cost), print them, stop")
+    ap.add_argument("--calibrate-cost", default=os.path.join(TOP, "build", "native", "validation", "calibrate_cost"))
     ap.add_argument("--emulate-with", choices=["throttle", "hog"], default="throttle",
                     help="how rank 1 gets half a core: SIGSTOP/SIGCONT duty cycle (default), or a CPU hog on its core")
     a = ap.parse_args()
@@ -285,10 +328,20 @@ def main():
     with Background(VM):
         pr["bw_1core_next_to_vm"] = max(
             json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(64 if a.quick else 256)]).stdout)
-            ["triad_Bps"] for _ in range(repeats))
+            ["triad_bus_Bps"] for _ in range(repeats))
     plat = calibrated_platform(pr, os.path.join(out, "local-calibrated.xml"))
-    print(f"hardware.py: triad 1 core {pr['bw_1core'] / 1e9:.2f} GB/s, {ncpu} cores {pr['bw_allcore'] / 1e9:.2f} GB/s, "
-          f"FP64 {pr['flops_1core'] / 1e9:.1f} GF/s per core; {plat}", flush=True)
+    print(f"hardware.py: triad 1 core {pr['bw_1core'] / 1e9:.2f} GB/s, {ncpu} cores {pr['bw_allcore'] / 1e9:.2f} GB/s "
+          f"(bus traffic), missed gathers {pr['gather_1core'] / 1e9:.2f} GB/s per core, lattice gathers "
+          f"{pr['lattice_1core'] / 1e9:.2f} GB/s, FP64 {pr['flops_1core'] / 1e9:.1f} GF/s per core; {plat}", flush=True)
+    if os.access(a.calibrate_cost, os.X_OK):
+        pr.update(kernel_flops_per_cycle(pr, plat, a.calibrate_cost))
+        print(f"hardware.py: contact-force kernel {pr['kernel_rate'] / 1e9:.2f} GF/s per core at "
+              f"{pr['clock_hz'] / 1e9:.2f} GHz: KERNEL_FLOPS_PER_CYCLE measured {pr['kernel_flops_per_cycle']:.2f}"
+              f" (make_platforms.py: {__import__('make_platforms').KERNEL_FLOPS_PER_CYCLE})", flush=True)
+    if a.calibrate_only:
+        with open(os.path.join(out, "calibration.json"), "w") as f:
+            json.dump(pr, f, indent=1)
+        return
 
     # two regimes: particles in contact (the study's benchmark: contact forces dominate) and apart
     # (no contact: the kernels stream particle data, the memory-bound end)
@@ -366,8 +419,12 @@ def main():
         C.append(dict(what=what, unit=unit, measured=m, predicted=p, error_kind=kind))
 
     node, core = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"])
-    # max-min fair share of the bus between two streams each capped at one core's bandwidth
-    share = max(node - core, node / 2) if 2 * core > node else core
+    # the triad's core beside the stress worker (sim/membus.c): its bound is one core's bandwidth
+    # over the loaded-latency factor of the worker's utilisation; max-min shares the bus
+    import make_platforms as mp
+    bound = core / latency_factor(mp.LOADED_LATENCY, core / node)
+    share = bound if bound + core <= node else \
+        (bound if bound < node / 2 else node - core if core < node / 2 else node / 2)
     add("triad bandwidth of core 0 next to stress-ng --vm on core 1", "GB/s", pr["bw_1core_next_to_vm"] / 1e9,
         share / 1e9)
     for reg in regimes:
