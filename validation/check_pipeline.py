@@ -27,7 +27,7 @@ OBSERVATIONS = ["3.3 x", "highest of all cases", "48.7 %", "three repartitions",
                 "Highly heterogeneous"]
 EXPECTED_FIGURES = ["lambda_cases1-3.png", "exectime_cases1-3.png", "case1_ranks.png", "case2_ranks.png",
                     "case3_ranks.png", "case3_wait_comm.png", "case4_total_time.png", "case5_total_time.png",
-                    "case5_lambda.png", "case6_total_time.png"]
+                    "case5_lambda.png", "case6_total_time.png", "tornado.png"]
 
 
 def png_problem(path):

@@ -311,7 +311,53 @@ def fig_hardware(hw, outdir):
     return _save(fig, outdir, "hardware.png")
 
 
-def draw_all(data, sc, schedules, outdir, hw=None):
+def tornado_rows(data, sens):
+    """[(case, constant, k, lambda NOW %, gain RW %)] for the tornado's variants, and the baselines
+    {case: (lambda NOW %, gain RW %)} from the validation runs; None where a run is missing."""
+    d = sens["data"]
+
+    def lam_gain(src, now, rw):
+        lam = mean_lambda(src[now]["m"]) if now in src else None
+        t0, t1 = total(src, now), total(src, rw)
+        gain = (t0 - t1) / t0 * 100.0 if t0 and t1 is not None else None
+        return lam, gain
+
+    base = {case: lam_gain(data, f"{case}-NOW", f"{case}-RW") for case in sorted({v[2] for v in sens["variants"]})}
+    rows = [(case, const, k) + lam_gain(d, now, rw) for const, k, case, now, rw in sens["variants"]]
+    return rows, base
+
+
+def fig_tornado(data, sens, outdir):
+    rows, base = tornado_rows(data, sens)
+    cases = list(base)
+    consts = [c for c, _ in sens["constants"]]
+    fig, axes = plt.subplots(len(cases), 2, figsize=(11, 1.6 * len(cases) + 1.2), squeeze=False)
+    for i, case in enumerate(cases):
+        for j, (what, unit) in enumerate((("lambda under NOW, over the run", "%"), ("gain of RW over NOW", "%"))):
+            ax = axes[i][j]
+            b = base[case][j]
+            y = np.arange(len(consts))[::-1]
+            for yi, const in zip(y, consts):
+                for case_, c_, k, lam, gain in rows:
+                    if case_ != case or c_ != const:
+                        continue
+                    v = (lam, gain)[j]
+                    if v is None or b is None:
+                        continue
+                    ax.barh(yi, v - b, 0.6, left=b, color="tab:blue" if k > 1 else "tab:orange", alpha=0.8)
+            if b is not None:
+                ax.axvline(b, color="k", lw=0.8)
+            ax.set_yticks(y)
+            ax.set_yticklabels(consts if j == 0 else [""] * len(consts), fontsize=7)
+            ax.set_title(f"{case}: {what} (baseline {b:.1f} {unit})" if b is not None else f"{case}: {what}", fontsize=8)
+            ax.tick_params(axis="x", labelsize=7)
+            ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"Sensitivity: each calibration constant -{sens['step']:.0%} (orange) and +{sens['step']:.0%} (blue), "
+                 "the others held", fontsize=10)
+    return _save(fig, outdir, "tornado.png")
+
+
+def draw_all(data, sc, schedules, outdir, hw=None, sens=None):
     """Writes every figure; returns {key: file name}."""
     f = {}
     f["lambda13"] = fig_lambda_cases(data, outdir)
@@ -327,4 +373,6 @@ def draw_all(data, sc, schedules, outdir, hw=None):
     f["lambda_now"] = fig_lambda_now(data, outdir, sc["case45_stressed"])
     if hw:
         f["hardware"] = fig_hardware(hw, outdir)
+    if sens and sens.get("data") is not None:
+        f["tornado"] = fig_tornado(data, sens, outdir)
     return f

@@ -161,7 +161,7 @@ def main():
     ap.add_argument("--resume", "--reuse", dest="reuse", action="store_true",
                     help="keep runs that already have a summary.json for this scale (resume, or redraw)")
     ap.add_argument("--no-sensitivity", action="store_true",
-                    help="with hardware results, skip the what-if runs with the measured kernel efficiency")
+                    help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 48 runs)")
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
     a = ap.parse_args()
     sc = dict(SCALES[a.scale], name=a.scale)
@@ -233,17 +233,16 @@ def main():
 
 
     sens = None
-    if hw and not a.no_sensitivity:
-        sens = sensitivity(hw, sc, out, a, extra)  # None when the kernels are not slower than modelled
-        if sens:
-            failed += sens["failed"]
+    if not a.no_sensitivity:
+        sens = tornado(sc, out, a)
+        failed += sens["failed"]
 
     import figures
     import report
     data = figures.load_runs(runs_dir, [run_name(s, p) for s, p in runs])
     if sens:
-        sens["data"] = figures.load_runs(os.path.join(out, "sensitivity", "runs"), sens["names"])
-    figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw)
+        sens["data"] = figures.load_runs(sens["runs_dir"], sens["names"])
+    figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw, sens)
     total_wall = time.time() - t0
     meta = dict(scale=sc, command=" ".join(["validation/run_validation.py"] + sys.argv[1:]), timing=timing,
                 runs=len(runs), runs_executed=len(todo), jobs=a.jobs, runs_wall_s=runs_wall,
@@ -263,67 +262,80 @@ def main():
     return 1 if failed else 0
 
 
-SENSITIVITY_RUNS = [("case1", ("NOW", "RW")), ("case5-stress1", ("NOW", "RW", "RW5")), ("case5-stress4", ("NOW", "RW", "RW5"))]
+# The tornado: every calibration constant of platforms/make_platforms.py moved by -20 % and +20 %
+# (the others held), cases 1, 2, 3 and 5 (one stressed neighbour) under NOW and RW.
+TORNADO_CASES = ["case1", "case2", "case3", "case5-stress1"]
+TORNADO_CONSTANTS = [
+    ("KERNEL_FLOPS_PER_CYCLE", "core rate: every CPU host's speed, and the GPU's FP64 rate derived from it"),
+    ("CORE_BW_FRACTION", "per-core bandwidth (core_bw of every container)"),
+    ("NET_HOP_LATENCY", "network latency of every link (NIC and container veth)"),
+]
+TORNADO_STEP = 0.2
 
 
-def kernel_slowness(hw):
-    """Predicted / measured kernel throughput on this machine (particles in contact, no stress), from
-    the fastest native run (other users of the machine only ever slow it down), or None."""
-    for c in hw.get("comparisons", []):
-        if "contact: throughput" in c["what"] and c.get("measured"):
-            return c["predicted"] / (c.get("measured_fastest") or c["measured"])
-    return None
+def platform_variant(xml, const, k):
+    """openstack.xml with one calibration constant scaled by k, as make_platforms.py would write it."""
+    if const == "KERNEL_FLOPS_PER_CYCLE":
+        xml = re.sub(r'(<host id="(?![^"]*-membus")[^"]+" speed=")([0-9.eE+-]+)f"',
+                     lambda m: f'{m.group(1)}{float(m.group(2)) * k:.6g}f"', xml)
+        return re.sub(r'(<prop id="gpu_flops" value=")([0-9.eE+-]+)"',
+                      lambda m: f'{m.group(1)}{float(m.group(2)) * k:.6g}"', xml)
+    if const == "CORE_BW_FRACTION":
+        return re.sub(r'(<prop id="core_bw" value=")([0-9.eE+-]+)"',
+                      lambda m: f'{m.group(1)}{float(m.group(2)) * k:.6g}"', xml)
+    if const == "NET_HOP_LATENCY":
+        return re.sub(r'(<link [^>]*latency=")([0-9.eE+-]+)us"',
+                      lambda m: f'{m.group(1)}{float(m.group(2)) * k:.6g}us"', xml)
+    raise ValueError(const)
 
 
-def sensitivity(hw, sc, out, a, extra):
-    """What if the study's kernels were as far from the roofline as ours are on this machine: every
-    CPU core rate and bandwidth of openstack.xml divided by the measured factor (ratios between
-    containers, hence case 1's 3.3, unchanged; network unchanged). A what-if, not a calibration:
-    its runs are reported apart from the validation's."""
-    f = kernel_slowness(hw)
-    if not f or f <= 1.0:
-        return None
-    d = os.path.join(out, "sensitivity")
+def tornado_plan(out):
+    """Writes the variant platforms and scenarios; returns [(const, k, case, cfg)]."""
+    d = os.path.join(out, "tornado")
     os.makedirs(os.path.join(d, "scenarios"), exist_ok=True)
     with open(os.path.join(TOP, "platforms", "openstack.xml")) as fh:
-        xml = fh.read()
-    xml = re.sub(r'(<host id="(?!g1-cngpu")[^"]+" speed=")([0-9.eE+-]+)f"',
-                 lambda m: f'{m.group(1)}{float(m.group(2)) / f:.6g}f"', xml)
-    xml = re.sub(r'(<prop id="core_bw" value=")([0-9.eE+-]+)"', lambda m: f'{m.group(1)}{float(m.group(2)) / f:.6g}"', xml)
-    xml = xml.replace("<platform version", f"<!-- validation/run_validation.py: openstack.xml with every CPU core rate, "
-                      f"memory bandwidth and per-core bandwidth divided by {f:.3g} (kernel efficiency measured by "
-                      f"validation/hardware.py). A what-if, not a model of the study's cloud. -->\n<platform version", 1)
-    plat = os.path.join(d, "openstack-slow-kernels.xml")
-    with open(plat, "w") as fh:
-        fh.write(xml)
-    runs = []
-    for case, pols in SENSITIVITY_RUNS:
-        with open(os.path.join(TOP, "scenarios", case + ".cfg")) as fh:
-            text = fh.read().replace('file = "../platforms/openstack.xml";', f'file = "{plat}";')
-        cfg = os.path.join(d, "scenarios", case + ".cfg")
-        with open(cfg, "w") as fh:
-            fh.write(text)
-        runs += [(cfg, p) for p in pols]
-    names = [run_name(c, p) for c, p in runs]
-    rd = os.path.join(d, "runs")
-    fpath = os.path.join(d, "factor.json")
-    same = False
-    if os.path.exists(fpath):
-        with open(fpath) as fh:
-            same = abs(json.load(fh)["factor"] / f - 1.0) < 0.01
-    todo = [(c, p) for c, p in runs
-            if not (a.reuse and same and os.path.exists(os.path.join(rd, run_name(c, p), "summary.json")))]
-    with open(fpath, "w") as fh:
-        json.dump({"factor": f}, fh)
+        base = fh.read()
+    plan_ = []
+    for const, _ in TORNADO_CONSTANTS:
+        for k in (1.0 - TORNADO_STEP, 1.0 + TORNADO_STEP):
+            tag = f"{const.lower()}-{'lo' if k < 1 else 'hi'}"
+            plat = os.path.join(d, f"openstack-{tag}.xml")
+            with open(plat, "w") as fh:
+                fh.write(platform_variant(base, const, k).replace(
+                    "<platform version", f"<!-- validation/run_validation.py: openstack.xml with {const} x {k:g} -->\n"
+                    "<platform version", 1))
+            for case in TORNADO_CASES:
+                with open(os.path.join(TOP, "scenarios", case + ".cfg")) as fh:
+                    text = fh.read()
+                text = text.replace('file = "../platforms/openstack.xml";', f'file = "{plat}";').replace(
+                    f'name = "{case}";', f'name = "{case}-{tag}";')
+                cfg = os.path.join(d, "scenarios", f"{case}-{tag}.cfg")
+                with open(cfg, "w") as fh:
+                    fh.write(text)
+                plan_.append((const, k, case, cfg))
+    return plan_
+
+
+def tornado(sc, out, a):
+    """Runs the tornado's variants (NOW and RW each) at the scale of the validation runs."""
+    rd = os.path.join(out, "tornado", "runs")
+    variants = tornado_plan(out)
+    jobs = [(cfg, p) for _, _, _, cfg in variants for p in ("NOW", "RW")]
+    todo = [(c, p) for c, p in jobs if not (a.reuse and os.path.exists(os.path.join(rd, run_name(c, p), "summary.json")))]
+    print(f"run_validation.py: tornado, {len(TORNADO_CONSTANTS)} constants x +-{TORNADO_STEP:.0%}: {len(todo)} runs",
+          flush=True)
     failed = []
-    print(f"run_validation.py: what-if, kernels {f:.3g} x slower: {len(todo)} runs", flush=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        for r in ex.map(lambda cp: sweep.run_one(a.demsim, cp[0], cp[1], rd, extra), todo):
-            print(f"  {r['scenario']} {r['policy']}: {'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'}",
-                  flush=True)
+        futs = [ex.submit(sweep.run_one, a.demsim, c, p, rd, run_options(c, sc)[0]) for c, p in todo]
+        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+            r = fut.result()
+            print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
+                  f"{'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'}", flush=True)
             if r["status"]:
-                failed.append(f"sensitivity/{r['scenario']}-{r['policy']}")
-    return dict(factor=f, platform=plat, names=names, failed=failed)
+                failed.append(f"tornado/{r['scenario']}-{r['policy']}")
+    names = [run_name(c, p) for c, p in jobs]
+    return dict(variants=[(const, k, case, run_name(cfg, "NOW"), run_name(cfg, "RW")) for const, k, case, cfg in variants],
+                constants=TORNADO_CONSTANTS, step=TORNADO_STEP, names=names, runs_dir=rd, failed=failed)
 
 
 def git_commit():
