@@ -353,6 +353,8 @@ def main():
         cfg1s[reg] = scenario(os.path.join(out, f"hw-1rank-{reg}-vm.cfg"), f"hw-1rank-{reg}-vm", plat, ["local-0"],
                               particles, steps, every, metrics_every,
                               '{ host = "local-1"; kind = "vm"; workers = 1; bytes = 1.0e9; }', ratio=ratio)
+    cfg2r = {reg: scenario(os.path.join(out, f"hw-2rank-{reg}.cfg"), f"hw-2rank-{reg}", plat, ["local-0", "local-1"],
+                           particles, steps, every, metrics_every, ratio=ratio) for reg, ratio in regimes.items()}
     cfg2 = scenario(os.path.join(out, "hw-2rank.cfg"), "hw-2rank", plat, ["local-0", "local-1half"], particles,
                     steps, every, metrics_every)
     env1 = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
@@ -374,6 +376,21 @@ def main():
                 stressed[reg].append(run_native(["taskset", "-c", "0", a.native, "run", cfg1[reg], "--out", d,
                                                  "--quiet"], d, log, env1))
         nb[reg], ns[reg] = best_of(base[reg]), best_of(stressed[reg])
+
+    # --- native: two ranks, one per core (one PoCL thread each), both on the one memory bus --------
+    mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-x", "POCL_MAX_PTHREAD_COUNT=1"]
+    if os.geteuid() == 0:
+        mpirun.insert(1, "--allow-run-as-root")
+    n2, two = {}, {}
+    for reg in regimes:
+        two[reg] = []
+        for i in range(repeats):
+            print(f"hardware.py: native, 2 ranks (one per core), particles {reg}, repeat {i + 1}/{repeats}", flush=True)
+            d = os.path.join(out, f"native-2rank-{reg}-{i}")
+            app = [a.native, "run", cfg2r[reg], "--policy", "NOW", "--out", d, "--quiet"]
+            two[reg].append(run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1", "taskset",
+                                                 "-c", "1"] + app, d, log, env1, cores=2))
+        n2[reg] = best_of(two[reg])
 
     # --- native: emulated heterogeneity ---------------------------------------------------------
     emu, emu_runs = {}, {}
@@ -406,6 +423,7 @@ def main():
     print("hardware.py: SMPI predictions", flush=True)
     pred = {}
     jobs = [(f"1rank-{reg}", cfg1[reg], []) for reg in regimes] + [(f"1rank-{reg}-vm", cfg1s[reg], []) for reg in regimes]
+    jobs += [(f"2rank-{reg}", cfg2r[reg], ["--policy", "NOW"]) for reg in regimes]
     if a.emulate:
         jobs += [("2rank-NOW", cfg2, ["--policy", "NOW"]), ("2rank-RW", cfg2, ["--policy", "RW"])]
     for name, cfg, extra in jobs:
@@ -439,6 +457,9 @@ def main():
         add(f"1 rank, particles {reg}: throughput, no stress", "particle-steps/s", nb[reg]["particle_steps_per_s"],
             p0["particle_steps_per_s"])
         C[-1]["measured_fastest"] = max(r["particle_steps_per_s"] for r in base[reg])
+    for reg in regimes:
+        add(f"2 ranks (one per core), particles {reg}: total time", "s", n2[reg]["sim_time_s"],
+            pred[f"2rank-{reg}"]["sim_time_s"])
     if a.emulate:
         add("2 ranks (one on half a core), total time NOW", "s", emu["NOW"]["sim_time_s"], pred["2rank-NOW"]["sim_time_s"])
         add("2 ranks (one on half a core), total time RW", "s", emu["RW"]["sim_time_s"], pred["2rank-RW"]["sim_time_s"])
@@ -453,7 +474,8 @@ def main():
         m, p = c["measured"], c["predicted"]
         c["error"] = (p - m) if c["error_kind"] == "points" else ((p - m) / m * 100 if m else None)
 
-    allruns = [s for reg in regimes for s in base[reg] + stressed[reg]] + [r for v in emu_runs.values() for r in v]
+    allruns = [s for reg in regimes for s in base[reg] + stressed[reg] + two[reg]] + \
+        [r for v in emu_runs.values() for r in v]
     loads = [s["_loadavg_before"] for s in allruns]
     notes = [
         f"Problem: {particles} particles, {steps} steps of 1e-8 s, repartition every {every} steps; median of "
@@ -469,6 +491,7 @@ def main():
     for reg in regimes:
         notes.append(spread(f"native, particles {reg}, no stress", base[reg]))
         notes.append(spread(f"native, particles {reg}, with stress-ng --vm", stressed[reg]))
+        notes.append(spread(f"native, 2 ranks (one per core), particles {reg}", two[reg]))
     for pol, runs in emu_runs.items():
         notes.append(spread(f"native, 2 ranks, {pol}", runs))
     if a.emulate and a.emulate_with == "throttle":
