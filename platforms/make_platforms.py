@@ -31,14 +31,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #    to other x86 cores by their clock (not by their peak). A CPU host's speed is its base clock
 #    x KERNEL_FLOPS_PER_CYCLE.
 KERNEL_FLOPS_PER_CYCLE = 1.4
-# The P100 runs the same kernels. Its FP64 rate for them: the datasheet peak (4.7 TF/s, PCIe
-# card) times the fraction of peak the kernels reach on the CPU where KERNEL_FLOPS_PER_CYCLE was
-# measured (KERNEL_FLOPS_PER_CYCLE over that core's 32 flop/cycle FMA peak): the same code's
-# arithmetic efficiency, moved to the GPU (an ASSUMPTION, no GPU was measured here). Its memory
-# rates are measurements, below (GPU).
+# The P100 runs the same kernels. Its FP64 rate for them comes from a published measurement of
+# an OpenCL DEM with tangential history on this GPU: 3.7-5.7 x (geometric middle 4.6 x) a
+# two-socket Xeon E5-2630 v4 node (VilniusTech, "Performance evaluation of various discrete
+# element models implemented on GPU"; FACTS.md). That node under this model: 20 cores at 2.2 GHz
+# x KERNEL_FLOPS_PER_CYCLE, 2 x 68.3 GB/s (4 channels of DDR4-2133 per socket; Intel ARK). The
+# study's benchmark step per particle (sim/cost.c: dem_forces_all with 6 partners in contact and
+# dem_kick_drift): 1018 flops, 692 B of DRAM traffic (the partner gathers hit the cache). The
+# P100 then takes the node's time / 4.6 per particle-step; its memory (644 B at 414 GB/s, below)
+# takes less, so the kernels are compute bound there and gpu_flops = 1018 flops / that time.
+XEON_STEP_S = 1018 / (20 * 2.2e9 * KERNEL_FLOPS_PER_CYCLE) + 692 / (2 * 68.3e9)
+P100_OVER_XEON = (3.7 * 5.7) ** 0.5
+GPU_KERNEL_FLOPS = 1018 / (XEON_STEP_S / P100_OVER_XEON)
 GPU_FP64_PEAK = 4.7e12
-KERNEL_PEAK_FRACTION = KERNEL_FLOPS_PER_CYCLE / 32.0
-GPU_KERNEL_FLOPS = GPU_FP64_PEAK * KERNEL_PEAK_FRACTION
 # 2. CORE_BW_FRACTION: the share of a dual-channel node's achievable bandwidth one core can
 #    draw. MEASURED by a published test of a Skylake i7-6700K (rigaya34589.blog.fc2.com, entry
 #    660: read bandwidth 25.4 GB/s with 1 thread, 42.0 GB/s with 4 threads) -> 0.60; applied to
@@ -107,16 +112,15 @@ GPU = dict(
     flops=GPU_KERNEL_FLOPS, bw=549e9 * 552 / 732, gather_bw=72 * 2**30 * 549 / 732, pcie=12.0e9,
     latency=10e-6, sector=32, l2=4 * 1024 * 1024,
     doc=[
-        "NVIDIA Tesla P100 PCIe 12 GB: FP64 peak 4.7 TF/s (NVIDIA datasheet), for the DEM kernels",
-        f"{GPU_KERNEL_FLOPS / 1e9:.0f} GF/s: the peak x the fraction of peak the kernels reach on a CPU core",
-        f"({KERNEL_PEAK_FRACTION:.3f}, KERNEL_FLOPS_PER_CYCLE / 32; an ASSUMPTION). HBM2 549 GB/s (the study,",
+        "NVIDIA Tesla P100 PCIe 12 GB: FP64 peak 4.7 TF/s (NVIDIA datasheet); for the DEM kernels",
+        f"{GPU_KERNEL_FLOPS / 1e9:.0f} GF/s ({GPU_KERNEL_FLOPS / GPU_FP64_PEAK:.1%} of peak): a published DEM measurement on a P100,",
+        "4.6 x a 20-core Xeon E5-2630 v4 node, through this model of that node (make_platforms.py). HBM2 549 GB/s (the study,",
         "datasheet of the 12 GB card); streamed data at 75.4 % of it, 414 GB/s (BabelStream triad",
         "552 of 732 GB/s on the 16 GB card); gathers that miss the 4 MB L2 (datasheet), in 32 B",
         "sectors, at 72 GiB/s x 549/732 = 58 GB/s (Spatter random 8-byte gathers on a P100).",
         "PCIe 3.0 x16 pinned copies: 12.0 GB/s (11.7-12.2 measured host to device, Microway).",
         "Launch latency 10 us per kernel or copy: ESTIMATE (an empty CUDA kernel takes about 3 us;",
         "no OpenCL figure on NVIDIA is published).",
-        "Cross-check (no fit): the same model puts a P100 at 3.7-5.7 x ... see validation/REPORT.md.",
     ])
 
 NET = dict(

@@ -55,6 +55,8 @@ struct dem_engine {
   double pairs, walls;        /* slots from the last search, of which wall slots */
   double contacts, wall_contacts; /* contacts counted by the last force evaluation */
   unsigned pending;           /* DEM_PENDING_* not yet launched (OpenCL) */
+  unsigned ref_pending;       /* DEM_PENDING_* computed but not charged yet (reference) */
+  double ref_contacts, ref_wall_contacts; /* what the reference's last forces / boundaries counted */
   size_t ahead;               /* owned particles [0, ahead) whose forces run already (forces_ahead) */
   dem_engine_work_t last;
   char name[256];
@@ -176,6 +178,27 @@ dem_engine_work_t dem_engine_last_work(const dem_engine_t *e) { return e->last; 
 
 static int dem_engine_collect(dem_engine_t *e);
 
+/* The reference backend charges what the device would: forces, boundaries and external called
+ * in that order as one FORCES_ALL charge, each with the previous evaluation's contact counts
+ * (the device reads them back with the next kick-drift), so the simulated time does not depend
+ * on the backend that computes the physics. Forces or boundaries left alone are charged on
+ * their own by the next call that is not part of the sequence. */
+static int dem_engine_ref_flush(dem_engine_t *e)
+{
+  unsigned pending = e->ref_pending;
+  e->ref_pending = 0;
+  const double n = (double)e->p->n;
+  if ((pending & DEM_PENDING_FORCES) &&
+      dem_engine_charge(e, DEM_WORK_FORCES, n, e->pairs - e->walls, e->contacts, 0.0) != 0)
+    return -1;
+  if ((pending & DEM_PENDING_BOUNDARIES) &&
+      dem_engine_charge(e, DEM_WORK_BOUNDARIES, n, e->walls, e->wall_contacts, 0.0) != 0)
+    return -1;
+  if (pending & DEM_PENDING_FORCES) e->contacts = e->ref_contacts;
+  if (pending & DEM_PENDING_BOUNDARIES) e->wall_contacts = e->ref_wall_contacts;
+  return 0;
+}
+
 /* launches the force kernels recorded as pending, each on its own */
 static int dem_engine_flush(dem_engine_t *e)
 {
@@ -292,6 +315,7 @@ int dem_engine_kick_drift(dem_engine_t *e, double kick)
   dem_particles_t *p = e->p;
   e->last = (dem_engine_work_t){.particles = (double)p->n};
   if (e->backend == DEM_BACKEND_REF) {
+    if (dem_engine_ref_flush(e) != 0) return -1;
     e->disp += dem_ref_displacement_bound((float)dem_ref_kick_drift(p, &e->prm, kick));
     return dem_engine_charge(e, DEM_WORK_INTEGRATE, (double)p->n, 0.0, 0.0, 0.0);
   }
@@ -305,8 +329,10 @@ int dem_engine_kick_drift(dem_engine_t *e, double kick)
 int dem_engine_kick(dem_engine_t *e)
 {
   e->last = (dem_engine_work_t){.particles = (double)e->p->n};
-  if (e->backend == DEM_BACKEND_REF) dem_ref_kick(e->p, &e->prm);
-  else if (dem_engine_flush(e) != 0) return -1;
+  if (e->backend == DEM_BACKEND_REF) {
+    if (dem_engine_ref_flush(e) != 0) return -1;
+    dem_ref_kick(e->p, &e->prm);
+  } else if (dem_engine_flush(e) != 0) return -1;
   else if (dem_device_kick(e->dev) != 0) return dem_engine_device_fail(e, "kick");
   return dem_engine_charge(e, DEM_WORK_INTEGRATE, (double)e->p->n, 0.0, 0.0, 0.0);
 }
@@ -341,7 +367,7 @@ static int dem_engine_widen_slots(dem_engine_t *e, int slots)
 int dem_engine_search(dem_engine_t *e)
 {
   dem_particles_t *p = e->p;
-  if (dem_engine_collect(e) != 0) return -1; /* the search clears the displacement sum */
+  if (dem_engine_collect(e) != 0 || dem_engine_ref_flush(e) != 0) return -1; /* the search clears the sum */
   if (e->ahead) {
     e->ahead = 0;
     return dem_engine_fail(e, "search: forces were started ahead on the old neighbour lists");
@@ -397,9 +423,12 @@ int dem_engine_search(dem_engine_t *e)
 int dem_engine_forces(dem_engine_t *e)
 {
   if (e->backend == DEM_BACKEND_REF) {
+    if (dem_engine_ref_flush(e) != 0) return -1;
     dem_force_result_t r = dem_ref_forces(e->p, &e->prm);
     e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = r.pairs, .contacts = r.contacts};
-    return dem_engine_charge(e, DEM_WORK_FORCES, (double)e->p->n, r.pairs, r.contacts, 0.0);
+    e->ref_contacts = r.contacts;
+    e->ref_pending = DEM_PENDING_FORCES;
+    return 0;
   }
   if (dem_engine_flush(e) != 0 || dem_engine_collect(e) != 0) return -1;
   e->pending = DEM_PENDING_FORCES;
@@ -410,9 +439,12 @@ int dem_engine_forces(dem_engine_t *e)
 int dem_engine_boundaries(dem_engine_t *e)
 {
   if (e->backend == DEM_BACKEND_REF) {
+    if (e->ref_pending != DEM_PENDING_FORCES && dem_engine_ref_flush(e) != 0) return -1;
     dem_force_result_t r = dem_ref_boundaries(e->p, &e->prm);
     e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = r.pairs, .contacts = r.contacts};
-    return dem_engine_charge(e, DEM_WORK_BOUNDARIES, (double)e->p->n, r.pairs, r.contacts, 0.0);
+    e->ref_wall_contacts = r.contacts;
+    e->ref_pending |= DEM_PENDING_BOUNDARIES;
+    return 0;
   }
   e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = e->walls, .contacts = e->wall_contacts};
   if (e->pending == DEM_PENDING_FORCES) {
@@ -427,7 +459,19 @@ int dem_engine_boundaries(dem_engine_t *e)
 int dem_engine_external(dem_engine_t *e)
 {
   const double n = (double)e->p->n;
+  if (e->backend == DEM_BACKEND_REF && e->ref_pending == (DEM_PENDING_FORCES | DEM_PENDING_BOUNDARIES)) {
+    e->ref_pending = 0;
+    dem_ref_external(e->p, &e->prm);
+    e->last = (dem_engine_work_t){.particles = n};
+    dem_work_t w = {.kind = DEM_WORK_FORCES_ALL, .particles = n, .pairs = e->pairs - e->walls,
+                    .contacts = e->contacts, .walls = e->walls, .wall_contacts = e->wall_contacts};
+    e->contacts = e->ref_contacts;
+    e->wall_contacts = e->ref_wall_contacts;
+    if (dem_clock_charge(&w) != 0) return dem_engine_fail(e, "the clock rejected a charge of forces_all work");
+    return 0;
+  }
   if (e->backend == DEM_BACKEND_REF) {
+    if (dem_engine_ref_flush(e) != 0) return -1;
     dem_ref_external(e->p, &e->prm);
   } else if (e->pending == (DEM_PENDING_FORCES | DEM_PENDING_BOUNDARIES)) {
     e->pending = 0;
