@@ -254,19 +254,32 @@ def calibration_rows():
         ("i7-4790 node memory bandwidth (n6-membus)", f"{speed('n6-membus') / 1e9:.2f} GB/s", "hardware fact",
          "the study (DDR3-1866 dual channel)"),
         ("i7-6700 core rate for the DEM kernels (host speed)", f"{speed('n1-cn6700-4') / 1e9:.2f} Gflop/s",
-         "hardware fact x CALIBRATION CONSTANT 1", "Intel ARK base clock 3.40 GHz x 1.0 flop/cycle"),
+         "hardware fact x CALIBRATION CONSTANT 1", "Intel ARK base clock 3.40 GHz x KERNEL_FLOPS_PER_CYCLE"),
         ("i7-4790 core rate for the DEM kernels (host speed)", f"{speed('n6-cn4790-4') / 1e9:.2f} Gflop/s",
-         "hardware fact x CALIBRATION CONSTANT 1", "Intel ARK base clock 3.60 GHz x 1.0 flop/cycle"),
-        ("DEM kernel FP64 operations per core cycle", "1.0", "CALIBRATION CONSTANT 1",
-         "MEASURED on the development machine: contact-force kernel 3.0-3.6 Gflop/s per core "
-         "(validation/calibrate_cost) on a 3.2 GHz core (bwprobe's FMA loop: 103 Gflop/s at 32 flop/cycle); "
-         "platforms/README.md; not fitted to any figure of the study"),
-        ("P100 rate for the DEM kernels", f"{prop('g1-cngpu', 'gpu_flops') / 1e12:.2f} Tflop/s", "a-priori ESTIMATE",
-         "a published OpenCL DEM measurement on a P100: 3.7-5.7 x a 20-core Xeon E5-2630 node (FACTS.md), "
-         "at 1.0 flop/cycle per Xeon core"),
+         "hardware fact x CALIBRATION CONSTANT 1", "Intel ARK base clock 3.60 GHz x KERNEL_FLOPS_PER_CYCLE"),
+        ("DEM kernel FP64 operations per core cycle (KERNEL_FLOPS_PER_CYCLE)",
+         f"{speed('n1-cn6700-4') / 3.4e9:.2f}", "CALIBRATION CONSTANT 1",
+         "MEASURED on the development machine by `validation/hardware.py --calibrate-only`: the contact-force kernel "
+         "(validation/calibrate_cost) less its modelled memory time, per core, over bwprobe's clock; median of three "
+         "runs (0.90, 1.43, 1.63); platforms/README.md; not fitted to any figure of the study"),
+        ("P100 rate for the DEM kernels", f"{prop('g1-cngpu', 'gpu_flops') / 1e9:.0f} Gflop/s",
+         "published measurement x CALIBRATION CONSTANT 1",
+         "an OpenCL DEM on a P100 ran 3.7-5.7 x (4.6 x) a two-socket Xeon E5-2630 v4 node (FACTS.md); that node "
+         "through this model (20 cores x 2.2 GHz x KERNEL_FLOPS_PER_CYCLE, 136.6 GB/s); make_platforms.py"),
+        ("P100 memory: streamed / missed gathers / L2", f"{prop('g1-cngpu', 'gpu_bw') / 1e9:.0f} / "
+         f"{prop('g1-cngpu', 'gpu_gather_bw') / 1e9:.0f} GB/s / {prop('g1-cngpu', 'llc_bytes') / 2**20:.0f} MiB",
+         "published measurements, datasheet", "BabelStream triad 552 of 732 GB/s, Spatter random gathers 72 GiB/s on "
+         "a P100 16 GB, scaled to the 12 GB card's 549 GB/s; L2 4 MB (NVIDIA)"),
+        ("missed-gather bandwidth per core, i7-6700 / i7-4790 (core_gather_bw)",
+         f"{prop('n1-cn6700-4', 'core_gather_bw') / 1e9:.1f} / {prop('n6-cn4790-4', 'core_gather_bw') / 1e9:.1f} GB/s",
+         "hardware facts", "line fill buffers (12 Skylake, 10 Haswell; Intel) x 64 B / idle DRAM latency (42 cycles + "
+         "51 ns, 36 cycles + 57 ns; 7-cpu.com)"),
+        ("last-level cache per container", f"{prop('n1-cn6700-1', 'llc_bytes') / 2**20:.0f} MiB per core",
+         "hardware fact", "8 MB L3 per i7 node (Intel ARK), shared by its 4 cores: a container gets its cores' share"),
+        ("loaded DRAM latency (latency / idle latency at bus utilisation 0, 50, 80, 100 %)",
+         "1, 1.172, 1.333, 1.452", "published measurement",
+         "Intel MLC on a 2-channel DDR4 socket: 93, 109, 124, 135 ns (FD.io CSIT); no desktop i7 curve is published"),
         ("container cores (CN-6700-1..4, CN-4790-4)", "1, 2, 3, 4, 4", "hardware fact", "the study's container table"),
-        ("P100 memory bandwidth", f"{prop('g1-cngpu', 'gpu_bw') / 1e9:.0f} GB/s", "hardware fact",
-         "NVIDIA datasheet; the study"),
         ("LAN", f"{links['n1-nic'].get('bandwidth')}", "hardware fact", "the study: 1 Gbps Ethernet"),
         ("per-core achievable memory bandwidth, i7-6700 (core_bw)",
          f"{prop('n1-cn6700-4', 'core_bw') / 1e9:.2f} GB/s", "CALIBRATION CONSTANT 2",
@@ -275,12 +288,12 @@ def calibration_rows():
          f"i7-4790's {prop('n6-cn4790-4', 'core_bw') / 1e9:.2f} GB/s = 0.60 x 29.87 reuses the fraction (no new "
          "constant); not fitted to any figure of the study"),
         ("Zoltan RCB cost", "120 ns per particle and bisection level (1300 B equivalent traffic)",
-         "CALIBRATION CONSTANT 3", "measured with Zoltan itself on the development machine (sim/cost.c); "
+         "measurement", "measured with Zoltan itself on the development machine (sim/cost.c); "
          "not fitted to any figure of the study"),
-        ("achieved PCIe host<->device rate", f"{prop('g1-cngpu', 'pcie_bw') / 1e9:.1f} GB/s", "a-priori ESTIMATE",
-         "76 % of PCIe 3.0 x16's 15.75 GB/s, what pinned copies reach in practice; not fitted"),
-        ("kernel cost coefficients (flops, bytes per particle / pair / contact)", "sim/cost.c",
-         "counted from the code", "read off the OpenCL kernels; no fitting"),
+        ("achieved PCIe host<->device rate", f"{prop('g1-cngpu', 'pcie_bw') / 1e9:.1f} GB/s", "published measurement",
+         "pinned copies with a P100, 11.7-12.2 GB/s host to device (Microway); not fitted"),
+        ("kernel cost coefficients (flops, bytes, write-allocate and gathered data per particle / pair / contact)",
+         "sim/cost.c", "counted from the code", "read off the OpenCL kernels; no fitting"),
         ("kernel launch latency, CPU / GPU", f"{prop('n1-cn6700-4', 'launch_latency') * 1e6:.0f} us / "
          f"{prop('g1-cngpu', 'launch_latency') * 1e6:.0f} us", "a-priori ESTIMATE",
          "typical OpenCL enqueue costs; not fitted (see 'What is missing')"),
@@ -523,10 +536,13 @@ LIMITATIONS = [
     "are a-priori estimates of the platform author, not fitted to any figure, but strictly they are further "
     "free parameters. A ping-pong measurement of the study's network and an OpenCL enqueue benchmark would "
     "turn them into facts.",
-    "Kernel efficiency: the cost model charges the counted bytes and flops at the roofline; the hardware check "
-    "measures how far the real OpenCL kernels (PoCL) are from it on this machine. An achieved-fraction "
-    "constant would belong to sim/ (not changed by this validation); the study's own code and OpenCL runtime "
-    "on the i7 nodes are unknown, so it cannot be transferred to openstack.xml without a measurement there.",
+    "Kernel efficiency: KERNEL_FLOPS_PER_CYCLE was measured on this machine's cores (AMD EPYC, PoCL) and carried "
+    "to the i7 nodes by their clock; the study's own code and OpenCL runtime are unknown, so the i7 nodes' real "
+    "rate may differ (the sensitivity section shows what +-20 % does). Clock: base, no turbo.",
+    "The memory model: compute and traffic add up (no overlap); a vm stress worker draws one core's bandwidth "
+    "(stress-ng's own access pattern was not measured); the loaded-latency curve is a server socket's, not a "
+    "desktop i7's. The cache model assumes the particles stay in lattice order (they do: packing order, and "
+    "migration appends slabs).",
     "Hardware validation on a 2-core machine shared with other users: one DEM rank and one stress-ng worker "
     "(the study: two and two), the median of the repeats kept (the fastest shown beside it); the emulated "
     "heterogeneity runs rank 1 half the time on its core (stopped and continued every 10 ms), which the model "
