@@ -344,7 +344,8 @@ def fig_tornado(data, sens, outdir):
                     v = (lam, gain)[j]
                     if v is None or b is None:
                         continue
-                    ax.barh(yi, v - b, 0.6, left=b, color="tab:blue" if k > 1 else "tab:orange", alpha=0.8)
+                    ax.barh(yi + (0.18 if k > 1 else -0.18), v - b, 0.34, left=b,
+                            color="tab:blue" if k > 1 else "tab:orange", alpha=0.85)
             if b is not None:
                 ax.axvline(b, color="k", lw=0.8)
             ax.set_yticks(y)
