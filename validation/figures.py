@@ -322,8 +322,8 @@ def tornado_rows(data, sens):
         gain = (t0 - t1) / t0 * 100.0 if t0 and t1 is not None else None
         return lam, gain
 
-    base = {case: lam_gain(data, f"{case}-NOW", f"{case}-RW") for case in sorted({v[2] for v in sens["variants"]})}
-    rows = [(case, const, k) + lam_gain(d, now, rw) for const, k, case, now, rw in sens["variants"]]
+    base = {case: lam_gain(d, now, rw) for const, k, case, now, rw in sens["variants"] if const == "BASELINE"}
+    rows = [(case, const, k) + lam_gain(d, now, rw) for const, k, case, now, rw in sens["variants"] if const != "BASELINE"]
     return rows, base
 
 
@@ -354,7 +354,7 @@ def fig_tornado(data, sens, outdir):
             ax.tick_params(axis="x", labelsize=7)
             ax.grid(axis="x", alpha=0.3)
     fig.suptitle(f"Sensitivity: each calibration constant -{sens['step']:.0%} (orange) and +{sens['step']:.0%} (blue), "
-                 "the others held", fontsize=10)
+                 f"the others held ({sens['particles']:,} particles, {sens['steps']} steps)", fontsize=10)
     return _save(fig, outdir, "tornado.png")
 
 

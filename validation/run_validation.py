@@ -58,7 +58,7 @@ SCALES = {
                    purpose="8 repartition intervals per run (the study: 10), 20,000 particles"),
     "study": dict(particles=500000, steps=500, repartition_every=50, metrics_every=10,
                   case45_stressed=[1, 3, 5], case6_ratios=[0, 50, 100], full_case1=True,
-                  hardware=dict(particles=500000, steps=100, repeats=3),
+                  hardware=dict(particles=500000, steps=100, repeats=3), tornado_steps=250,
                   purpose="the committed report: the study's 500,000 particles and time step, ten repartition "
                           "intervals per run (500 steps, one every 50; the study: 10,000 and 1,000), and case 1 "
                           "NOW/RW also at the full 10,000 steps"),
@@ -161,7 +161,7 @@ def main():
     ap.add_argument("--resume", "--reuse", dest="reuse", action="store_true",
                     help="keep runs that already have a summary.json for this scale (resume, or redraw)")
     ap.add_argument("--no-sensitivity", action="store_true",
-                    help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 48 runs)")
+                    help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 56 runs)")
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
     a = ap.parse_args()
     sc = dict(SCALES[a.scale], name=a.scale)
@@ -296,37 +296,55 @@ def tornado_plan(out):
     with open(os.path.join(TOP, "platforms", "openstack.xml")) as fh:
         base = fh.read()
     plan_ = []
-    for const, _ in TORNADO_CONSTANTS:
-        for k in (1.0 - TORNADO_STEP, 1.0 + TORNADO_STEP):
-            tag = f"{const.lower()}-{'lo' if k < 1 else 'hi'}"
-            plat = os.path.join(d, f"openstack-{tag}.xml")
-            with open(plat, "w") as fh:
-                fh.write(platform_variant(base, const, k).replace(
-                    "<platform version", f"<!-- validation/run_validation.py: openstack.xml with {const} x {k:g} -->\n"
-                    "<platform version", 1))
-            for case in TORNADO_CASES:
-                with open(os.path.join(TOP, "scenarios", case + ".cfg")) as fh:
-                    text = fh.read()
-                text = text.replace('file = "../platforms/openstack.xml";', f'file = "{plat}";').replace(
-                    f'name = "{case}";', f'name = "{case}-{tag}";')
-                cfg = os.path.join(d, "scenarios", f"{case}-{tag}.cfg")
-                with open(cfg, "w") as fh:
-                    fh.write(text)
-                plan_.append((const, k, case, cfg))
+    variants = [("BASELINE", 1.0)] + [(c, k) for c, _ in TORNADO_CONSTANTS for k in (1.0 - TORNADO_STEP, 1.0 + TORNADO_STEP)]
+    for const, k in variants:
+        tag = "baseline" if const == "BASELINE" else f"{const.lower()}-{'lo' if k < 1 else 'hi'}"
+        plat = os.path.join(d, f"openstack-{tag}.xml")
+        with open(plat, "w") as fh:
+            fh.write((base if const == "BASELINE" else platform_variant(base, const, k)).replace(
+                "<platform version", f"<!-- validation/run_validation.py: openstack.xml with {const} x {k:g} -->\n"
+                "<platform version", 1))
+        for case in TORNADO_CASES:
+            with open(os.path.join(TOP, "scenarios", case + ".cfg")) as fh:
+                text = fh.read()
+            text = text.replace('file = "../platforms/openstack.xml";', f'file = "{plat}";').replace(
+                f'name = "{case}";', f'name = "{case}-{tag}";')
+            cfg = os.path.join(d, "scenarios", f"{case}-{tag}.cfg")
+            with open(cfg, "w") as fh:
+                fh.write(text)
+            plan_.append((const, k, case, cfg))
     return plan_
 
 
+def tornado_options(cfg, sc):
+    """The validation runs' options, with at most sc['tornado_steps'] steps (study: 250, five
+    repartition intervals: 56 runs of half the length keep the tornado within about half an hour)."""
+    steps = min(sc["steps"], sc.get("tornado_steps", sc["steps"]))
+    return ["--particles", str(sc["particles"]), "--steps", str(steps), "--repartition-every",
+            str(sc["repartition_every"]), "--set", f"output.metrics_every={sc['metrics_every']}"], steps
+
+
 def tornado(sc, out, a):
-    """Runs the tornado's variants (NOW and RW each) at the scale of the validation runs."""
+    """Runs the tornado's variants and its own baseline (NOW and RW each)."""
     rd = os.path.join(out, "tornado", "runs")
     variants = tornado_plan(out)
     jobs = [(cfg, p) for _, _, _, cfg in variants for p in ("NOW", "RW")]
-    todo = [(c, p) for c, p in jobs if not (a.reuse and os.path.exists(os.path.join(rd, run_name(c, p), "summary.json")))]
+    steps = tornado_options("", sc)[1]
+
+    def done(c, p):
+        path = os.path.join(rd, run_name(c, p), "summary.json")
+        if not (a.reuse and os.path.exists(path)):
+            return False
+        with open(path) as fh:
+            js = json.load(fh)
+        return js.get("steps") == steps and js.get("particles_start", js.get("particles")) == sc["particles"]
+
+    todo = [(c, p) for c, p in jobs if not done(c, p)]
     print(f"run_validation.py: tornado, {len(TORNADO_CONSTANTS)} constants x +-{TORNADO_STEP:.0%}: {len(todo)} runs",
           flush=True)
     failed = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = [ex.submit(sweep.run_one, a.demsim, c, p, rd, run_options(c, sc)[0]) for c, p in todo]
+        futs = [ex.submit(sweep.run_one, a.demsim, c, p, rd, tornado_options(c, sc)[0]) for c, p in todo]
         for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
             r = fut.result()
             print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
@@ -335,7 +353,8 @@ def tornado(sc, out, a):
                 failed.append(f"tornado/{r['scenario']}-{r['policy']}")
     names = [run_name(c, p) for c, p in jobs]
     return dict(variants=[(const, k, case, run_name(cfg, "NOW"), run_name(cfg, "RW")) for const, k, case, cfg in variants],
-                constants=TORNADO_CONSTANTS, step=TORNADO_STEP, names=names, runs_dir=rd, failed=failed)
+                constants=TORNADO_CONSTANTS, step=TORNADO_STEP, names=names, runs_dir=rd, failed=failed,
+                steps=tornado_options("", sc)[1], particles=sc["particles"], repartition_every=sc["repartition_every"])
 
 
 def git_commit():
