@@ -7,7 +7,14 @@
  *   kernel on a GPU container : launch latency + device roofline (sim/gpu.c)
  *   host-side work            : the same on one core
  *   host<->device copy        : PCIe on a GPU; on a CPU device only the enqueue latency
- * The cost of each kind of work is in sim/cost.c, the hardware in the platform file. */
+ * The cost of each kind of work is in sim/cost.c, the hardware in the platform file.
+ *
+ * device.cost = "measured" (dem_clock_set_measured): a kernel that arrives with its device time
+ * on this machine is charged that time scaled by speed, as SMPI charges a benchmarked block
+ * (seconds x smpi/host-speed = flops): the flops this machine's device did in that time run on
+ * the container's cores (CPU; the launch latency added as in the model) or at the GPU's rate.
+ * The memory of this machine is in the measurement, so no bus traffic is charged: co-located
+ * memory stress does not slow such a kernel. Host-side work and copies keep the model. */
 #include "clock.h"
 
 #include "cost.h"
@@ -26,6 +33,7 @@
 
 static sim_host_t self;
 static int ready;
+static double local_flops; /* > 0: device.cost = "measured", flop/s of this machine's device */
 static char where[256] = "simulated host (dem_clock_init not called)";
 
 int dem_clock_init(char *err, unsigned long errlen)
@@ -51,6 +59,16 @@ static int pass(double seconds)
   return 0;
 }
 
+void dem_clock_set_measured(double flops) { local_flops = flops; }
+
+/* a kernel timed on this machine's device: its flops at this machine's speed, on the modelled device */
+static int charge_measured(const sim_host_t *h, double seconds)
+{
+  double flops = seconds * local_flops;
+  if (h->device == SIM_DEVICE_GPU) return pass(h->launch_latency + flops / h->gpu_flops);
+  return sim_membus_run(h, flops + h->launch_latency * h->cores * h->core_flops, h->cores, 0.0, h->core_bw);
+}
+
 int dem_clock_charge(const dem_work_t *w)
 {
   if (!ready && dem_clock_init(NULL, 0)) return -1;
@@ -59,6 +77,7 @@ int dem_clock_charge(const dem_work_t *w)
   const sim_host_t *h = &self;
   switch (c.place) {
   case SIM_ON_DEVICE:
+    if (w->measured && local_flops > 0.0) return charge_measured(h, w->measured_s);
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_kernel_time(h, &c));
     return sim_membus_run(h, c.flops + h->launch_latency * h->cores * h->core_flops, h->cores,
                           sim_cost_cpu_traffic(&c, h->cache_line, h->llc_bytes, h->core_bw / h->core_gather_bw), h->core_bw);

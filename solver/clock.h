@@ -32,6 +32,8 @@ typedef struct dem_work {
   double ranks;     /* for DEM_WORK_PARTITION: number of parts */
   double walls;         /* for DEM_WORK_FORCES_ALL: wall slots visited (pairs: particle slots) */
   double wall_contacts; /* for DEM_WORK_FORCES_ALL: wall slots in contact (contacts: particle ones) */
+  int measured;         /* 1: a kernel timed on this machine's device (device.cost = "measured") */
+  double measured_s;    /* s, its device time here (OpenCL profiling); charged instead of the model */
 } dem_work_t;
 
 /* A co-located load declared in the scenario (the study's stress-ng runs). */
@@ -51,6 +53,12 @@ int dem_clock_init(char *err, unsigned long errlen);
 /* Starts the co-located loads (call on one rank only, before the time loop). Native build:
  * returns 0 and does nothing (the launcher starts real stress-ng processes instead). */
 int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned long errlen);
+
+/* device.cost = "measured": kernels reported with `measured` set are charged their time on this
+ * machine's device scaled by its speed (`local_flops`, flop/s of the whole device, in the
+ * platform's units) over the modelled device's (as SMPI benchmarks computation with
+ * smpi/host-speed). Native build: does nothing (real time is the time). */
+void dem_clock_set_measured(double local_flops);
 
 /* Charges the work to this rank's clock. Returns 0, or -1 when the simulator rejected it. */
 int dem_clock_charge(const dem_work_t *w);

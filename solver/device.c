@@ -6,9 +6,10 @@
  * - One in-order queue, no events: the per-step host sync is the kick-drift's tiny read of the
  *   step counters (displacement for the search test, contact counts for the cost model); two
  *   sets of counters alternate so that no separate clearing command is needed.
- * - Kernel timing (dem_device_profile, for validation/calibrate_cost only): the queue is
- *   recreated with profiling enabled and every launch then waits for its kernel's event; runs
- *   never switch it on, so their queue stays event-free.
+ * - Kernel timing (dem_device_profile, for validation/calibrate_cost and runs with
+ *   device.cost = "measured"): the queue is recreated with profiling enabled and every launch
+ *   then waits for its kernel's event; other runs never switch it on, so their queue stays
+ *   event-free.
  * - The work-group size is given explicitly because the force kernels sum their contact counts
  *   in local memory; the global size is rounded up and every kernel checks i < n. On a CPU
  *   device it is 1024 (or what the device or the kernel allows): PoCL runs a work-group as one
@@ -407,6 +408,13 @@ void dem_device_destroy(dem_device_t **dp)
 }
 
 const char *dem_device_name(const dem_device_t *d) { return d->name; }
+
+int dem_device_compute_units(const dem_device_t *d)
+{
+  cl_uint units = 0;
+  if (clGetDeviceInfo(d->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, NULL) != CL_SUCCESS) return 0;
+  return (int)units;
+}
 const char *dem_device_error(const dem_device_t *d) { return d->err; }
 
 static void *dem_store_array(const dem_particles_t *p, int b)

@@ -32,6 +32,8 @@ typedef enum { DEM_DEVICE_FORCES, DEM_DEVICE_BOUNDARIES, DEM_DEVICE_EXTERNAL, DE
 dem_device_t *dem_device_create(int platform, int device, const char *type, char *err, size_t errlen);
 void dem_device_destroy(dem_device_t **d);
 const char *dem_device_name(const dem_device_t *d);
+/* CL_DEVICE_MAX_COMPUTE_UNITS: the cores (CPU) or multiprocessors (GPU) a kernel runs on. */
+int dem_device_compute_units(const dem_device_t *d);
 const char *dem_device_error(const dem_device_t *d);
 
 /* (Re)wraps the store's arrays (after creation or any reallocation). The buffers take the
@@ -69,7 +71,7 @@ int dem_device_counters(dem_device_t *d, int *fresh, float *max_disp2, unsigned 
 int dem_device_kick(dem_device_t *d);
 int dem_device_finish(dem_device_t *d);
 
-/* Kernel timing, for the calibration tool (validation/calibrate_cost), never on in a run: while
+/* Kernel timing, for the calibration tool (validation/calibrate_cost) and device.cost = "measured": while
  * on, every kernel launch waits for its kernel and adds its device time (OpenCL profiling, end -
  * start) to a sum that dem_device_kernel_seconds returns and resets. Switching drains the queue
  * and recreates it with or without CL_QUEUE_PROFILING_ENABLE. */

@@ -59,6 +59,7 @@ struct dem_engine {
   double ref_contacts, ref_wall_contacts; /* what the reference's last forces / boundaries counted */
   size_t ahead;               /* owned particles [0, ahead) whose forces run already (forces_ahead) */
   dem_engine_work_t last;
+  int measured;               /* device.cost = "measured": kernels are timed (profiling queue) */
   char name[256];
   char err[1024];
 };
@@ -77,10 +78,26 @@ static int dem_engine_device_fail(dem_engine_t *e, const char *what)
   return dem_engine_fail(e, "%s: %s", what, dem_device_error(e->dev));
 }
 
+/* device.cost = "measured": a kernel's charge carries the device time of the kernels launched
+ * since the previous kernel charge (a forces-ahead launch goes with the fused one) */
+static void dem_engine_measure(dem_engine_t *e, dem_work_t *w)
+{
+  if (!e->measured) return;
+  switch (w->kind) {
+  case DEM_WORK_SEARCH: case DEM_WORK_FORCES: case DEM_WORK_BOUNDARIES: case DEM_WORK_EXTERNAL:
+  case DEM_WORK_FORCES_ALL: case DEM_WORK_INTEGRATE:
+    w->measured = 1;
+    w->measured_s = dem_device_kernel_seconds(e->dev);
+    break;
+  default: break;
+  }
+}
+
 static int dem_engine_charge(dem_engine_t *e, dem_work_kind_t kind, double particles, double pairs, double contacts,
                              double bytes)
 {
   dem_work_t w = {.kind = kind, .particles = particles, .pairs = pairs, .contacts = contacts, .bytes = bytes};
+  dem_engine_measure(e, &w);
   if (dem_clock_charge(&w) != 0)
     return dem_engine_fail(e, "the clock rejected a charge of %s work", dem_clock_kind_name(kind));
   return 0;
@@ -145,6 +162,11 @@ dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const dem_params_
   }
   if (e->backend == DEM_BACKEND_REF) {
     snprintf(e->name, sizeof(e->name), "reference C");
+    if (opts->measured) {
+      snprintf(err, errlen, "device.cost = \"measured\" times the OpenCL kernels: it needs device.backend = \"opencl\"");
+      dem_engine_destroy(&e);
+      return NULL;
+    }
     return e;
   }
   e->dev = dem_device_create(opts->cl_platform, opts->cl_device, opts->cl_device_type, err, errlen);
@@ -155,7 +177,9 @@ dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const dem_params_
   snprintf(e->name, sizeof(e->name), "%s", dem_device_name(e->dev));
   double v[DEM_DEVICE_P_COUNT];
   dem_engine_pack_params(prm, v);
-  if (dem_device_set_params(e->dev, v) != 0 || dem_device_bind(e->dev, p) != 0) {
+  e->measured = opts->measured != 0;
+  if (dem_device_set_params(e->dev, v) != 0 || dem_device_bind(e->dev, p) != 0 ||
+      (e->measured && dem_device_profile(e->dev, 1) != 0)) {
     snprintf(err, errlen, "%s", dem_device_error(e->dev));
     dem_engine_destroy(&e);
     return NULL;
@@ -174,6 +198,12 @@ void dem_engine_destroy(dem_engine_t **ep)
 
 const char *dem_engine_error(const dem_engine_t *e) { return e->err; }
 const char *dem_engine_device_name(const dem_engine_t *e) { return e->name; }
+
+int dem_engine_compute_units(const dem_engine_t *e)
+{
+  int units = e->backend == DEM_BACKEND_REF ? 1 : dem_device_compute_units(e->dev);
+  return units > 0 ? units : 1;
+}
 dem_engine_work_t dem_engine_last_work(const dem_engine_t *e) { return e->last; }
 
 static int dem_engine_collect(dem_engine_t *e);
@@ -483,6 +513,7 @@ int dem_engine_external(dem_engine_t *e)
     /* one kernel, one charge: each particle's own data is read and written once, not three times */
     dem_work_t w = {.kind = DEM_WORK_FORCES_ALL, .particles = n, .pairs = e->pairs - e->walls,
                     .contacts = e->contacts, .walls = e->walls, .wall_contacts = e->wall_contacts};
+    dem_engine_measure(e, &w);
     if (dem_clock_charge(&w) != 0) return dem_engine_fail(e, "the clock rejected a charge of forces_all work");
     return 0;
   } else {

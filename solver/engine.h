@@ -29,6 +29,8 @@ typedef struct dem_engine_opts {
   int cl_platform;   /* OpenCL platform index, -1 = first that has a device */
   int cl_device;     /* device index within the platform, -1 = first */
   const char *cl_device_type; /* "any", "cpu" or "gpu" */
+  int measured;      /* device.cost = "measured": time every kernel and report its device time
+                        with its charge (OpenCL backend only) */
 } dem_engine_opts_t;
 
 typedef struct dem_engine dem_engine_t;
@@ -48,6 +50,8 @@ void dem_engine_destroy(dem_engine_t **e);
 void dem_engine_pack_params(const struct dem_params *prm, double *v);
 const char *dem_engine_error(const dem_engine_t *e);
 const char *dem_engine_device_name(const dem_engine_t *e); /* "reference C" or the OpenCL device */
+/* The compute units a kernel runs on (OpenCL CL_DEVICE_MAX_COMPUTE_UNITS; 1 for the reference). */
+int dem_engine_compute_units(const dem_engine_t *e);
 
 /* Host <-> device. The host arrays of the particle store are authoritative after pull;
  * after the host changed them (generation, migration, ghosts) push them back.
@@ -90,7 +94,8 @@ int dem_engine_finish(dem_engine_t *e);
 int dem_engine_stage_end(dem_engine_t *e);
 /* The work done by the most recent kernel call (for the cost model). */
 dem_engine_work_t dem_engine_last_work(const dem_engine_t *e);
-/* Kernel timing, for the calibration tool (validation/calibrate_cost): dem_engine_profile
+/* Kernel timing, for the calibration tool (validation/calibrate_cost; a run with
+ * dem_engine_opts_t.measured reports it with each kernel's charge instead): dem_engine_profile
  * switches it on or off (OpenCL backend only: -1 on the reference), dem_engine_kernel_seconds
  * returns the device time (s) of the kernels run since its previous call (work still pending,
  * see engine.c on fusion, has not run). */

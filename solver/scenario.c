@@ -78,6 +78,11 @@ static const key_def_t keys[] = {
   {"device.backend", K_STRING, OFF(backend), SZ(backend), 0, 0, 0, "", "compute backend", "opencl|reference"},
   {"device.platform", K_INT, OFF(cl_platform), 0, -1, 1024, 0, "-", "OpenCL platform index (-1: first with a device)", NULL},
   {"device.device", K_INT, OFF(cl_device), 0, -1, 1024, 0, "-", "OpenCL device index (-1: first)", NULL},
+  {"device.cost", K_STRING, OFF(device_cost), SZ(device_cost), 0, 0, 0, "",
+   "kernel time under SMPI: the cost model, or each kernel's time on this machine's device scaled by speed",
+   "model|measured"},
+  {"device.local_speed", K_DOUBLE, OFF(local_speed), 0, 0, BIG, 0, "flop/s",
+   "device.cost = measured: one core of this machine, in the platforms' unit (clock x KERNEL_FLOPS_PER_CYCLE)", NULL},
   {"device.type", K_STRING, OFF(cl_device_type), SZ(cl_device_type), 0, 0, 0, "", "OpenCL device type", "any|cpu|gpu"},
   {"output.dir", K_STRING, OFF(out_dir), SZ(out_dir), 0, 0, 0, "", "output directory", NULL},
   {"output.snapshot_every", K_LONG, OFF(output_every), 0, 0, 1e15, 0, "steps", "particle snapshots (0: final state only)", NULL},
@@ -137,6 +142,7 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->cl_platform = -1;
   s->cl_device = -1;
   snprintf(s->cl_device_type, sizeof s->cl_device_type, "any");
+  snprintf(s->device_cost, sizeof s->device_cost, "model");
   snprintf(s->out_dir, sizeof s->out_dir, "out");
   s->metrics_every = 100;
   s->gather_block = 65536;
@@ -511,6 +517,13 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
     return dem_fail(err, errlen, "%s: key 'problem.diameter_ratio' = %g: the initial overlap is %.3g of the radius, expected "
                 "at most %g (physics.overlap_max); such a packing would explode", f, s->diameter_ratio, overlap,
                 s->overlap_max);
+  if (strcmp(s->device_cost, "measured") == 0 && strcmp(s->backend, "opencl") != 0)
+    return dem_fail(err, errlen, "%s: key 'device.cost' = \"measured\": it times the OpenCL kernels, so it needs "
+                "device.backend = \"opencl\" (got \"%s\")", f, s->backend);
+  if (strcmp(s->device_cost, "measured") == 0 && !(s->local_speed > 0))
+    return dem_fail(err, errlen, "%s: key 'device.local_speed': device.cost = \"measured\" needs the DEM kernels' rate "
+                "of one core of this machine in flop/s, in the platforms' unit (its clock x KERNEL_FLOPS_PER_CYCLE; "
+                "`validation/hardware.py --calibrate-only` prints it), e.g. 4.1e9", f);
   if (s->n_hosts > 0 && s->ranks > s->n_hosts)
     return dem_fail(err, errlen, "%s: key 'run.ranks' = %d: expected at most %d, the number of containers in "
                 "'platform.hosts'", f, s->ranks, s->n_hosts);

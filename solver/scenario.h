@@ -61,6 +61,8 @@ typedef struct dem_scenario {
   int cl_platform;         /* -1: first platform with a device */
   int cl_device;           /* -1: first device */
   char cl_device_type[8];  /* any, cpu, gpu */
+  char device_cost[16];    /* "model": the cost model; "measured": kernels timed here, scaled */
+  double local_speed;      /* flop/s of one core of this machine (device.cost = "measured") */
 
   /* output */
   long output_every;       /* steps between particle snapshots (0: only the final state) */

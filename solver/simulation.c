@@ -201,9 +201,11 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
 
   dem_engine_opts_t eo = {.backend = strcmp(sc->backend, "reference") == 0 ? DEM_BACKEND_REF : DEM_BACKEND_OPENCL,
                           .cl_platform = sc->cl_platform, .cl_device = sc->cl_device,
-                          .cl_device_type = sc->cl_device_type};
+                          .cl_device_type = sc->cl_device_type,
+                          .measured = strcmp(sc->device_cost, "measured") == 0};
   sim->engine = dem_engine_create(&eo, &sim->prm, sim->p, err, errlen);
   if (!sim->engine) return -1;
+  if (eo.measured) dem_clock_set_measured(sc->local_speed * (double)dem_engine_compute_units(sim->engine));
   sim->balance = dem_balance_create(sc, sim);
   if (!sim->balance) return dem_fail(err, errlen, "out of memory (balance)");
   if (cli && cli->restart) dem_balance_restore(sim->balance, weights, sim->step);
@@ -233,6 +235,9 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
             "%g s, %d rank%s, policy %s\n", sc->name, sim->total_particles, lat.nx, lat.ny, lat.nz, lat.spacing,
             lat.diameter, sc->steps, sc->params.dt, sim->ranks, sim->ranks > 1 ? "s" : "", sc->policy);
     fprintf(sim->log, "demsim: rank 0 on %s, device: %s\n", dem_clock_where(), dem_engine_device_name(sim->engine));
+    if (strcmp(sc->device_cost, "measured") == 0 && dem_clock_modelled())
+      fprintf(sim->log, "demsim: kernel time measured on this device (%d compute units x %g flop/s), scaled to each "
+              "container's speed\n", dem_engine_compute_units(sim->engine), sc->local_speed);
     fflush(sim->log);
   }
   return 0;

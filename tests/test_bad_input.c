@@ -85,6 +85,10 @@ static const bad_case_t cases[] = {
   {"bad_set_value", RUN1, NULL, "--set time.steps=ten", "time.steps"},
   {"bad_option", RUN1, NULL, "--frobnicate", "--frobnicate"},
   {"bad_backend", RUN1, NULL, "--backend cuda", "device.backend"},
+  {"measured_without_speed", RUN1, NULL, "--set device.cost=measured", "device.local_speed"},
+  {"measured_on_reference", RUN1, NULL, "--set device.cost=measured --set device.local_speed=4e9 --backend reference",
+   "device.cost"},
+  {"bad_cost", RUN1, NULL, "--set device.cost=guessed", "device.cost"},
   /* a file that says nothing about what to simulate, rather than the defaults run silently */
   {"empty_file", NULL, "", NULL, "the scenario is empty"},
   {"comments_only", NULL, "# a scenario still to be written\n", NULL, "the scenario is empty"},

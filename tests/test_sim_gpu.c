@@ -53,11 +53,26 @@ static void test_host_work_on_host(void)
   SIM_ASSERT_CLOSE(sim_test_charge(&w), 3e9 / h.core_bw, 1e-9);
 }
 
+/* device.cost = "measured": 10 ms on a device of 4e10 flop/s is 4e8 flops, at the GPU's
+ * 1e12 flop/s 0.4 ms, plus the launch latency; copies keep the PCIe model. */
+static void test_measured_kernel(void)
+{
+  dem_clock_set_measured(4e10);
+  dem_work_t w = sim_test_kernel(1e8);
+  w.measured = 1;
+  w.measured_s = 0.01;
+  SIM_ASSERT_CLOSE(sim_test_charge(&w), 10e-6 + 4e8 / 1e12, 1e-12);
+  dem_work_t copy = {.kind = DEM_WORK_COPY_H2D, .bytes = 1e9};
+  SIM_ASSERT_CLOSE(sim_test_charge(&copy), 1e9 / 10e9 + 10e-6, 1e-9);
+  dem_clock_set_measured(0.0);
+}
+
 static CU_TestInfo tests[] = {
   {"host<->device copies pay PCIe bandwidth and latency", test_copy_pays_pcie},
   {"kernels pay the device roofline and the launch latency", test_kernel_on_device},
   {"gathers cost nothing in the L2, sectors at the gather bandwidth beyond it", test_kernel_gathers},
   {"host-side work runs on the host", test_host_work_on_host},
+  {"device.cost = measured: a timed kernel runs its flops at the GPU's rate", test_measured_kernel},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_gpu", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)
