@@ -318,7 +318,7 @@ def _img(figs, key, alt):
     return f"![{alt}](figures/{figs[key]})" if key in figs else ""
 
 
-def write(out, data, figs, meta, hw=None, sens=None):
+def write(out, data, figs, meta, hw=None, sens=None, meas=None):
     sc = meta["scale"]
     obs, lam = observations(data, sc)
     cal, sha = calibration_rows()
@@ -438,6 +438,8 @@ def write(out, data, figs, meta, hw=None, sens=None):
     L.append("")
     if sens and sens.get("data") is not None:
         L += sensitivity_section(data, sens, figs)
+    if meas and meas.get("data") is not None:
+        L += measured_section(data, meas)
     L.append("## Calibration")
     L.append("")
     L.append("Every model parameter below is read back from `platforms/openstack.xml` (written by "
@@ -719,4 +721,45 @@ def sensitivity_section(data, sens, figs):
     if "tornado" in figs:
         L.append(_img(figs, "tornado", "sensitivity tornado"))
         L.append("")
+    return L
+
+
+STUDY_GAIN = {"case1": "up to 48.7 %", "case5-stress1": "6.7 to 20.1 % (case 5)"}
+STUDY_LAMBDA = {"case1": "about 81 %"}
+
+
+def measured_section(data, meas):
+    """The cost model beside the second estimate (kernels measured on this machine, scaled)."""
+    d = meas["data"]
+    L = ["## Second estimate: kernels measured on this machine", ""]
+    L.append(f"The same runs with `device.cost = \"measured\"` (`device.local_speed` = {meas['local_speed'] / 1e9:.3g} "
+             f"Gflop/s per core: {meas.get('speed_source', '?')}): each kernel is charged "
+             "its device time on this machine (OpenCL profiling), times this machine's device speed (cores x "
+             "local_speed), over the modelled container's (cores x host speed) or the P100's FP64 rate, as SMPI charges "
+             "a benchmarked block (sim/clock.c). Host-side work, copies and the network keep the model. This estimate "
+             "does not use the memory model: this machine's memory is in the measurement and no bus traffic is "
+             "charged, so co-located memory stress and the i7-4790's slower memory do not show in it, and a kernel "
+             "scales with the container's cores and clock alone. Where the two estimates part, the memory model is "
+             "what makes the difference. The runs went one at a time (a measurement beside another run would "
+             "measure it too).")
+    L.append("")
+    rows = []
+    for case in meas["cases"]:
+        now, rw = f"{case}-NOW", f"{case}-RW"
+        lam_m = F.mean_lambda(data[now]["m"]) if now in data else None
+        lam_x = F.mean_lambda(d[now]["m"]) if now in d else None
+        rows.append([case, _fmt(lam_m, ".1f"), _fmt(lam_x, ".1f"), STUDY_LAMBDA.get(case, "-"),
+                     _fmt(_gain(data, now, rw), "+.1f"), _fmt(_gain(d, now, rw), "+.1f"), STUDY_GAIN.get(case, "-"),
+                     _fmt(_t(data, now), ".4g") + " / " + _fmt(_t(d, now), ".4g")])
+    L.append(_table(["case", "lambda NOW, model (%)", "lambda NOW, measured (%)", "study",
+                     "RW gain, model (%)", "RW gain, measured (%)", "study", "NOW total, model / measured (s)"], rows))
+    L.append("")
+    if "case1-NOW" in d:
+        m = d["case1-NOW"]["m"]
+        loads = m.load.sum(axis=0)
+        i1, i4 = _rank_of(m, "cn6700-1"), _rank_of(m, "cn6700-4")
+        if i1 is not None and i4 is not None and loads[i4] > 0:
+            L.append(f"Case 1 under NOW, load of CN-6700-1 over CN-6700-4: {loads[i1] / loads[i4]:.2f} measured "
+                     "(the cores alone would give 4; the study: 3.3, from memory bandwidth).")
+            L.append("")
     return L

@@ -162,6 +162,12 @@ def main():
                     help="keep runs that already have a summary.json for this scale (resume, or redraw)")
     ap.add_argument("--no-sensitivity", action="store_true",
                     help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 56 runs)")
+    ap.add_argument("--no-measured", action="store_true",
+                    help="skip the second estimate (device.cost = measured, cases 1, 2, 3, 5 under NOW and RW, run one "
+                         "at a time)")
+    ap.add_argument("--local-speed", type=float, default=None,
+                    help="flop/s of one core of this machine for the DEM kernels (device.local_speed); default: the "
+                         "hardware check's measurement (out/hardware/hardware.json)")
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
     a = ap.parse_args()
     sc = dict(SCALES[a.scale], name=a.scale)
@@ -237,11 +243,19 @@ def main():
         sens = tornado(sc, out, a)
         failed += sens["failed"]
 
+    meas = None
+    if not a.no_measured:
+        meas = measured(sc, out, a, hw)
+        if meas:
+            failed += meas["failed"]
+
     import figures
     import report
     data = figures.load_runs(runs_dir, [run_name(s, p) for s, p in runs])
     if sens:
         sens["data"] = figures.load_runs(sens["runs_dir"], sens["names"])
+    if meas:
+        meas["data"] = figures.load_runs(meas["runs_dir"], meas["names"])
     figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw, sens)
     total_wall = time.time() - t0
     meta = dict(scale=sc, command=" ".join(["validation/run_validation.py"] + sys.argv[1:]), timing=timing,
@@ -249,7 +263,7 @@ def main():
                 total_wall_s=total_wall, failed=failed, schedules=schedules, scale_factor=scale_factor(sc),
                 study=dict(particles=STUDY_PARTICLES, steps=STUDY_STEPS, repartition_every=STUDY_REPARTITION_EVERY),
                 commit=a.commit or git_commit(), demsim=a.demsim)
-    path = report.write(out, data, figs, meta, hw, sens)
+    path = report.write(out, data, figs, meta, hw, sens, meas)
     print(f"run_validation.py: {len(figs)} figures in {os.path.join(out, 'figures')}, report {path}; "
           f"{total_wall:.0f} s wall ({runs_wall:.0f} s of runs)", flush=True)
     if a.publish:
@@ -355,6 +369,48 @@ def tornado(sc, out, a):
     return dict(variants=[(const, k, case, run_name(cfg, "NOW"), run_name(cfg, "RW")) for const, k, case, cfg in variants],
                 constants=TORNADO_CONSTANTS, step=TORNADO_STEP, names=names, runs_dir=rd, failed=failed,
                 steps=tornado_options("", sc)[1], particles=sc["particles"], repartition_every=sc["repartition_every"])
+
+
+# The second estimate (device.cost = "measured"): every kernel charged its time on this machine's
+# OpenCL device, scaled by the container's speed over this machine's (sim/clock.c). The runs go one
+# at a time: a measurement beside another run would measure the other run too.
+MEASURED_CASES = TORNADO_CASES
+
+
+def measured(sc, out, a, hw):
+    """Runs MEASURED_CASES x NOW/RW with device.cost = measured; None when no local speed is known."""
+    speed = a.local_speed or ((hw or {}).get("probe") or {}).get("kernel_rate")
+    source = ("--local-speed" if a.local_speed else
+              "the hardware check's measurement of the contact-force kernel (validation/calibrate_cost)")
+    if not speed:
+        print("run_validation.py: second estimate skipped: no local speed (--local-speed, or --hardware to measure it)",
+              flush=True)
+        return None
+    rd = os.path.join(out, "measured", "runs")
+    jobs = [(os.path.join(TOP, "scenarios", c + ".cfg"), p) for c in MEASURED_CASES for p in ("NOW", "RW")]
+    opts = lambda s: run_options(s, sc)[0] + ["--set", "device.cost=measured", "--set", f"device.local_speed={speed:.6g}"]
+
+    def done(s, p):
+        path = os.path.join(rd, run_name(s, p), "summary.json")
+        if not (a.reuse and os.path.exists(path)):
+            return False
+        with open(path) as fh:
+            js = json.load(fh)
+        return js.get("steps") == sc["steps"] and js.get("particles_start", js.get("particles")) == sc["particles"]
+
+    todo = [(s, p) for s, p in jobs if not done(s, p)]
+    print(f"run_validation.py: second estimate (kernels measured here, {speed / 1e9:.3g} Gflop/s per core): "
+          f"{len(todo)} runs, one at a time", flush=True)
+    failed = []
+    for i, (s, p) in enumerate(todo, 1):
+        r = sweep.run_one(a.demsim, s, p, rd, opts(s))
+        print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
+              f"{'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'} ({r['wall_s']:.0f} s wall)",
+              flush=True)
+        if r["status"]:
+            failed.append(f"measured/{r['scenario']}-{r['policy']}")
+    return dict(names=[run_name(s, p) for s, p in jobs], runs_dir=rd, failed=failed, local_speed=speed,
+                cases=MEASURED_CASES, speed_source=source)
 
 
 def git_commit():
