@@ -522,8 +522,8 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
                 "device.backend = \"opencl\" (got \"%s\")", f, s->backend);
   if (strcmp(s->device_cost, "measured") == 0 && !(s->local_speed > 0))
     return dem_fail(err, errlen, "%s: key 'device.local_speed': device.cost = \"measured\" needs the DEM kernels' rate "
-                "of one core of this machine in flop/s, in the platforms' unit (its clock x KERNEL_FLOPS_PER_CYCLE; "
-                "`validation/hardware.py --calibrate-only` prints it), e.g. 4.1e9", f);
+                "of one core of this machine in flop/s, in the platforms' unit: its clock (`validation/hardware.py "
+                "--calibrate-only` prints it) x KERNEL_FLOPS_PER_CYCLE (platforms/make_platforms.py), e.g. 4.1e9", f);
   if (s->n_hosts > 0 && s->ranks > s->n_hosts)
     return dem_fail(err, errlen, "%s: key 'run.ranks' = %d: expected at most %d, the number of containers in "
                 "'platform.hosts'", f, s->ranks, s->n_hosts);

@@ -769,7 +769,8 @@ def measured_section(data, meas):
              "this machine's timing noise (other processes, the OpenCL runtime's threads, a rank's part timed "
              "while the others wait): where the loads are otherwise equal, RW follows that noise and pays "
              "repartitions and migrations for it, which is what a gain near zero or below it means in cases 2 and "
-             "5 here. The model's figures are the ones the report is judged on; this estimate bounds how much of "
-             "them the memory model decides.")
+             "5 here. Repeated, these runs move by several points of gain for the same reason: read this estimate for "
+             "direction and size, not decimals. The model's figures are the ones the report is judged on; this "
+             "estimate bounds how much of them the memory model decides.")
     L.append("")
     return L

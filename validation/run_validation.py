@@ -379,9 +379,15 @@ MEASURED_CASES = TORNADO_CASES
 
 def measured(sc, out, a, hw):
     """Runs MEASURED_CASES x NOW/RW with device.cost = measured; None when no local speed is known."""
-    speed = a.local_speed or ((hw or {}).get("probe") or {}).get("kernel_rate")
-    source = ("--local-speed" if a.local_speed else
-              "the hardware check's measurement of the contact-force kernel (validation/calibrate_cost)")
+    # the platforms' unit: clock x KERNEL_FLOPS_PER_CYCLE (the constant, not this machine's own
+    # measurement of it: the ratio to a container's speed is then the ratio of the clocks and cores)
+    sys.path.insert(0, os.path.join(TOP, "platforms"))
+    import make_platforms
+    clock = ((hw or {}).get("probe") or {}).get("clock_hz")
+    speed = a.local_speed or (clock * make_platforms.KERNEL_FLOPS_PER_CYCLE if clock else None)
+    source = ("--local-speed" if a.local_speed else "none" if not clock else
+              f"this machine's clock measured by the hardware check ({clock / 1e9:.3g} GHz) x "
+              f"KERNEL_FLOPS_PER_CYCLE ({make_platforms.KERNEL_FLOPS_PER_CYCLE:g}), the platforms' unit")
     if not speed:
         print("run_validation.py: second estimate skipped: no local speed (--local-speed, or --hardware to measure it)",
               flush=True)
