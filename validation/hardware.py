@@ -426,6 +426,13 @@ def main():
     jobs += [(f"2rank-{reg}", cfg2r[reg], ["--policy", "NOW"]) for reg in regimes]
     if a.emulate:
         jobs += [("2rank-NOW", cfg2, ["--policy", "NOW"]), ("2rank-RW", cfg2, ["--policy", "RW"])]
+    # the second estimate (device.cost = measured): the kernels timed here and scaled by speed; this
+    # machine's speed in the platforms' unit is the calibrated platform's own (clock x the constant)
+    import make_platforms as mp
+    local_speed = pr["clock_hz"] * mp.KERNEL_FLOPS_PER_CYCLE
+    measured_opts = ["--set", "device.cost=measured", "--set", f"device.local_speed={local_speed:.6g}"]
+    jobs += [(f"1rank-{reg}-measured", cfg1[reg], measured_opts) for reg in regimes]
+    jobs += [(f"2rank-{reg}-measured", cfg2r[reg], ["--policy", "NOW"] + measured_opts) for reg in regimes]
     for name, cfg, extra in jobs:
         d = os.path.join(out, f"smpi-{name}")
         pred[name] = run_native([a.demsim, "run", cfg, "--out", d, "--quiet"] + extra, d, log)
@@ -460,6 +467,11 @@ def main():
     for reg in regimes:
         add(f"2 ranks (one per core), particles {reg}: total time", "s", n2[reg]["sim_time_s"],
             pred[f"2rank-{reg}"]["sim_time_s"])
+    for reg in regimes:
+        add(f"1 rank, particles {reg}: total time, second estimate (kernels measured here)", "s",
+            nb[reg]["sim_time_s"], pred[f"1rank-{reg}-measured"]["sim_time_s"])
+        add(f"2 ranks (one per core), particles {reg}: total time, second estimate", "s", n2[reg]["sim_time_s"],
+            pred[f"2rank-{reg}-measured"]["sim_time_s"])
     if a.emulate:
         add("2 ranks (one on half a core), total time NOW", "s", emu["NOW"]["sim_time_s"], pred["2rank-NOW"]["sim_time_s"])
         add("2 ranks (one on half a core), total time RW", "s", emu["RW"]["sim_time_s"], pred["2rank-RW"]["sim_time_s"])

@@ -415,6 +415,15 @@ def measured(sc, out, a, hw):
               flush=True)
         if r["status"]:
             failed.append(f"measured/{r['scenario']}-{r['policy']}")
+    # the speed the runs were made with (a reused run keeps the one of its own invocation)
+    log = os.path.join(rd, run_name(*jobs[0]), "demsim.log")
+    if os.path.exists(log):
+        with open(log, errors="replace") as fh:
+            used = re.search(r"device\.local_speed=([0-9.eE+-]+)", fh.read())
+        if used and abs(float(used.group(1)) - speed) > 1e-6 * speed:
+            speed, source = float(used.group(1)), (
+                "the value the reused runs were made with (their demsim.log): this machine's clock measured by the "
+                f"hardware check of their time x KERNEL_FLOPS_PER_CYCLE ({make_platforms.KERNEL_FLOPS_PER_CYCLE:g})")
     return dict(names=[run_name(s, p) for s, p in jobs], runs_dir=rd, failed=failed, local_speed=speed,
                 cases=MEASURED_CASES, speed_source=source)
 
