@@ -137,6 +137,16 @@ def run_name(scenario, policy):
     return f"{os.path.splitext(os.path.basename(scenario))[0]}-{policy}"
 
 
+def reusable(a, runs_dir, scenario, policy, particles, steps):
+    """With --resume: the run's summary exists and is of this particle count and length."""
+    path = os.path.join(runs_dir, run_name(scenario, policy), "summary.json")
+    if not (a.reuse and os.path.exists(path)):
+        return False
+    with open(path) as f:
+        js = json.load(f)
+    return js.get("steps") == steps and js.get("particles_start", js.get("particles")) == particles
+
+
 def run_options(scenario, sc):
     """demsim options of one run: the scale's, except for the full case 1 (its file's own)."""
     if os.path.basename(scenario) == FULL_CASE1 + ".cfg":
@@ -200,16 +210,7 @@ def main():
         with open(hw_json) as f:
             hw = json.load(f)
 
-    def wanted(s, p):
-        path = os.path.join(runs_dir, run_name(s, p), "summary.json")
-        if not (a.reuse and os.path.exists(path)):
-            return True
-        with open(path) as f:
-            js = json.load(f)
-        _, particles, steps = run_options(s, sc)
-        return js.get("steps") != steps or js.get("particles_start", js.get("particles")) != particles
-
-    todo = [(s, p) for s, p in runs if wanted(s, p)]
+    todo = [(s, p) for s, p in runs if not reusable(a, runs_dir, s, p, *run_options(s, sc)[1:])]
     t_runs = time.time()
     rows = []
     failed = []
@@ -345,15 +346,7 @@ def tornado(sc, out, a):
     jobs = [(cfg, p) for _, _, _, cfg in variants for p in ("NOW", "RW")]
     steps = tornado_options("", sc)[1]
 
-    def done(c, p):
-        path = os.path.join(rd, run_name(c, p), "summary.json")
-        if not (a.reuse and os.path.exists(path)):
-            return False
-        with open(path) as fh:
-            js = json.load(fh)
-        return js.get("steps") == steps and js.get("particles_start", js.get("particles")) == sc["particles"]
-
-    todo = [(c, p) for c, p in jobs if not done(c, p)]
+    todo = [(c, p) for c, p in jobs if not reusable(a, rd, c, p, sc["particles"], steps)]
     print(f"run_validation.py: tornado, {len(TORNADO_CONSTANTS)} constants x +-{TORNADO_STEP:.0%}: {len(todo)} runs",
           flush=True)
     failed = []
@@ -396,15 +389,7 @@ def measured(sc, out, a, hw):
     jobs = [(os.path.join(TOP, "scenarios", c + ".cfg"), p) for c in MEASURED_CASES for p in ("NOW", "RW")]
     opts = lambda s: run_options(s, sc)[0] + ["--set", "device.cost=measured", "--set", f"device.local_speed={speed:.6g}"]
 
-    def done(s, p):
-        path = os.path.join(rd, run_name(s, p), "summary.json")
-        if not (a.reuse and os.path.exists(path)):
-            return False
-        with open(path) as fh:
-            js = json.load(fh)
-        return js.get("steps") == sc["steps"] and js.get("particles_start", js.get("particles")) == sc["particles"]
-
-    todo = [(s, p) for s, p in jobs if not done(s, p)]
+    todo = [(s, p) for s, p in jobs if not reusable(a, rd, s, p, sc["particles"], sc["steps"])]
     print(f"run_validation.py: second estimate (kernels measured here, {speed / 1e9:.3g} Gflop/s per core): "
           f"{len(todo)} runs, one at a time", flush=True)
     failed = []
