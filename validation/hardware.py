@@ -446,7 +446,6 @@ def main():
     node, core = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"])
     # the triad's core beside the stress worker (sim/membus.c): its bound is one core's bandwidth
     # over the loaded-latency factor of the worker's utilisation; max-min shares the bus
-    import make_platforms as mp
     bound = core / latency_factor(mp.LOADED_LATENCY, core / node)
     share = bound if bound + core <= node else \
         (bound if bound < node / 2 else node - core if core < node / 2 else node / 2)

@@ -38,6 +38,18 @@ def _rank_of(m, fragment):
     return None
 
 
+def case1_load_ratio(data):
+    """Case 1 under NOW: the 1-core container's load over the 4-core one's, summed over the run."""
+    run = data.get("case1-NOW")
+    if not run:
+        return None
+    m = run["m"]
+    a, b = _rank_of(m, "cn6700-1"), _rank_of(m, "cn6700-4")
+    if a is None or b is None or not m.load[:, b].sum() > 0:
+        return None
+    return m.load[:, a].sum() / m.load[:, b].sum()
+
+
 def repartitions_until_equal(m):
     """Repartitions done before the first metrics interval whose lambda is below NEARLY_EQUAL and
     stays below it for the rest of the run; None when never."""
@@ -116,12 +128,7 @@ def observations(data, sc):
     c1n, c1r = data.get("case1-NOW"), data.get("case1-RW")
 
     # case 1: load ratio 1-core / 4-core under equal partitions
-    ratio = None
-    if c1n:
-        m = c1n["m"]
-        a, b = _rank_of(m, "cn6700-1"), _rank_of(m, "cn6700-4")
-        if a is not None and b is not None:
-            ratio = m.load[:, a].sum() / m.load[:, b].sum()
+    ratio = case1_load_ratio(data)
     rows.append(("Case 1: under NOW the load of CN-6700-1 is only about 3.3 x that of CN-6700-4 (memory-bandwidth "
                  "bound), not 4 x", "3.3", _fmt(ratio, ".2f"),
                  "n/a" if ratio is None else f"{ratio - 3.3:+.2f} ({(ratio / 3.3 - 1) * 100:+.1f} %); a prediction: "
@@ -759,14 +766,11 @@ def measured_section(data, meas):
     L.append(_table(["case", "lambda NOW, model (%)", "lambda NOW, measured (%)", "study",
                      "RW gain, model (%)", "RW gain, measured (%)", "study", "NOW total, model / measured (s)"], rows))
     L.append("")
-    if "case1-NOW" in d:
-        m = d["case1-NOW"]["m"]
-        loads = m.load.sum(axis=0)
-        i1, i4 = _rank_of(m, "cn6700-1"), _rank_of(m, "cn6700-4")
-        if i1 is not None and i4 is not None and loads[i4] > 0:
-            L.append(f"Case 1 under NOW, load of CN-6700-1 over CN-6700-4: {loads[i1] / loads[i4]:.2f} measured "
-                     "(the cores alone would give 4; the study: 3.3, from memory bandwidth).")
-            L.append("")
+    ratio = case1_load_ratio(d)
+    if ratio is not None:
+        L.append(f"Case 1 under NOW, load of CN-6700-1 over CN-6700-4: {ratio:.2f} measured, "
+                 f"{_fmt(case1_load_ratio(data), '.2f')} by the model (the cores alone would give 4; the study: 3.3).")
+        L.append("")
     L.append("Reading the two side by side: the measured estimate is slower in absolute time (this machine's kernels "
              "run slower than the model's rates, as the hardware check says), scales the 1-core container by its "
              "cores alone (case 1's load ratio near 4 and a larger lambda and RW gain than the model's 3.3-fold "

@@ -40,6 +40,7 @@ import concurrent.futures
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(TOP, "platforms"))  # make_platforms: the calibration constants
 
 import sweep  # noqa: E402  (validation/sweep.py: one run, its summary)
 
@@ -374,7 +375,6 @@ def measured(sc, out, a, hw):
     """Runs MEASURED_CASES x NOW/RW with device.cost = measured; None when no local speed is known."""
     # the platforms' unit: clock x KERNEL_FLOPS_PER_CYCLE (the constant, not this machine's own
     # measurement of it: the ratio to a container's speed is then the ratio of the clocks and cores)
-    sys.path.insert(0, os.path.join(TOP, "platforms"))
     import make_platforms
     clock = ((hw or {}).get("probe") or {}).get("clock_hz")
     speed = a.local_speed or (clock * make_platforms.KERNEL_FLOPS_PER_CYCLE if clock else None)
