@@ -14,7 +14,10 @@ Model (DESIGN.md, "Memory-bandwidth contention, in SimGrid itself"):
     link (Docker veth); the bridge reaches the switch through the node's NIC. Two containers
     of one node talk through the bridge only.
 """
+import json
 import os
+import re
+import socket
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -166,6 +169,7 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
 
 
 def comment(lines, indent="  "):
+    lines = [l.replace("--", "- -") for l in lines]  # XML forbids "--" inside a comment
     return [f"{indent}<!-- " + lines[0]] + [f"{indent}     " + l for l in lines[1:-1]] + \
         ([f"{indent}     " + lines[-1] + " -->"] if len(lines) > 1 else []) if len(lines) > 1 \
         else [f"{indent}<!-- {lines[0]} -->"]
@@ -351,7 +355,155 @@ def test_sim():
     return platform("test-sim", header, nodes)
 
 
+# --- a platform from `demsim probe` (a user's own cluster) ----------------------------------
+PROBE_FORMAT = "demsim-probe-1"
+
+
+def read_hostmap(path):
+    """[(container, host, cores)] of a native.hostmap file (libconfig, as scenarios/README.md
+    describes it). `demsim run --dry-run` validates the file; this reads its flat entries only."""
+    text = re.sub(r"(#|//)[^\n]*", "", open(path).read())
+    out = []
+    for body in re.findall(r"\{([^{}]*)\}", text):
+        kv = dict(re.findall(r'(\w+)\s*[=:]\s*"([^"]*)"', body))
+        if "container" in kv and "host" in kv and "cores" in kv:
+            out.append((kv["container"], kv["host"], kv["cores"]))
+    if not out:
+        raise SystemExit(f"make_platforms.py: {path}: no hostmap entries "
+                         '({ container = "..."; host = "..."; cores = "..."; })')
+    return out
+
+
+def core_count(cores):
+    n = 0
+    for part in cores.split(","):
+        lo, _, hi = part.strip().partition("-")
+        n += (int(hi) - int(lo) + 1) if hi else 1
+    return n
+
+
+def probe_node_of(host, nodes):
+    """The probed node a host map entry names: by name, short name, or this machine."""
+    names = {n["name"]: n for n in nodes}
+    short = host.split(".")[0]
+    if host in names or short in names:
+        return names.get(host) or names[short]
+    me = socket.gethostname().split(".")[0]
+    if host in ("localhost", "localhost.localdomain") or host.startswith("127.") or short == me:
+        if me in names:
+            return names[me]
+        if len(nodes) == 1:
+            return nodes[0]
+    raise SystemExit(f"make_platforms.py: host map host '{host}' is not a probed node "
+                     f"(probed: {', '.join(names)})")
+
+
+def probe_network(pairs):
+    """NET from the ping-pongs: intra-node pairs give the veth (two per path), inter-node pairs
+    the NIC (path: veth, NIC, NIC, veth). Missing kinds keep the estimates of NET."""
+    def median(xs):
+        xs = sorted(xs)
+        return xs[len(xs) // 2] if xs else None
+    intra = [p for p in pairs if p["same_node"]]
+    inter = [p for p in pairs if not p["same_node"]]
+    net = dict(NET)
+    doc = []
+    veth_lat = None
+    if intra:
+        veth_lat = median([p["latency_s"] for p in intra]) / 2
+        bw = median([p["bandwidth_Bps"] for p in intra])
+        net["veth_lat"], net["veth_bw"] = f"{veth_lat:.6g}s", f"{bw:.6g}Bps"
+        doc.append(f"container links (veth): MEASURED, {len(intra)} intra-node pair(s): one-way latency "
+                   f"{2 * veth_lat * 1e6:.3g} us = 2 links, bandwidth {bw / 1e9:.3g} GB/s (MPI ping-pong, 8 MiB).")
+    else:
+        doc.append("container links (veth): ESTIMATE (no intra-node pair probed): " + net["veth_bw"] + ", " + net["veth_lat"])
+    if inter:
+        one_way = median([p["latency_s"] for p in inter])
+        vl = veth_lat if veth_lat is not None else float(NET["veth_lat"].rstrip("us")) * 1e-6
+        nic_lat = max(one_way - 2 * vl, 0.0) / 2
+        bw = median([p["bandwidth_Bps"] for p in inter])
+        net["nic_lat"], net["nic_bw"] = f"{nic_lat:.6g}s", f"{bw:.6g}Bps"
+        doc.append(f"node links (NIC): MEASURED, {len(inter)} inter-node pair(s): one-way latency {one_way * 1e6:.3g} us "
+                   f"= 2 veth + 2 NIC links, bandwidth {bw / 1e6:.4g} MB/s (MPI ping-pong, 8 MiB).")
+    else:
+        doc.append("node links (NIC): ESTIMATE (no inter-node pair probed): " + net["nic_bw"] + ", " + net["nic_lat"])
+    net["doc"] = doc
+    return net
+
+
+def probe_node(n, containers):
+    """One probed node: its bus, per-core figures and containers [(host id, cores, name)]."""
+    cores = n["cores"]
+    bw = n["triad_allcore_Bps"]
+    core_bw = min(n["triad_1core_Bps"], bw)
+    clock = n["flops_peak_1core"] / (4 * n["vector_lanes"])  # 2 FMA units x lanes x 2 flop
+    flops = clock * KERNEL_FLOPS_PER_CYCLE
+    llc = n.get("llc_bytes") or LLC_PER_CORE * cores
+    rates = ", ".join(f"{k['cores']} core(s) {k['particle_steps_per_s']:.3g}" for k in n.get("kernel_rate", []))
+    stressed = n.get("triad_1core_stressed_Bps")
+    doc = [f"node {n['name']}: {n.get('cpu_model', '?')}, {cores} cores; MEASURED by demsim probe:",
+           f"memory bus {bw / 1e9:.3g} GB/s (triad bus traffic, all cores); one core {core_bw / 1e9:.3g} GB/s"
+           + (f", {stressed / 1e9:.3g} GB/s beside {n.get('stress')}" if stressed else "") + ";",
+           f"missed gathers {n['gather_1core_Bps'] / 1e9:.3g} GB/s per core; FP64 peak {n['flops_peak_1core'] / 1e9:.3g} GF/s per core"
+           f" ({n['vector_lanes']} lanes), so a {clock / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
+           f"(KERNEL_FLOPS_PER_CYCLE {KERNEL_FLOPS_PER_CYCLE}); last-level cache {llc / 2**20:.3g} MiB"
+           + ("" if n.get("llc_bytes") else " (ESTIMATE: not readable)") + ".",
+           f"DEM kernels (contact lattice, particle-steps/s): {rates or 'not measured'}.",
+           "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
+           f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."]
+    cs = []
+    for host, ncores, cname in containers:
+        props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,
+                                llc=llc * ncores / cores, gather=n["gather_1core_Bps"])
+        cs.append(dict(host=host, cores=ncores, props=props))
+    return dict(name=n["name"], type="probed", bw=bw, flops=flops, containers=cs, doc=doc,
+                latency=LOADED_LATENCY)
+
+
+def from_probe(probe_path, hostmap=None):
+    """A platform of the probed cluster: per node N, host N (all its cores) and N-0..N-(c-1) (one
+    core each), plus the host map's containers (their names, on their node, with their cores)."""
+    pr = json.load(open(probe_path))
+    if pr.get("format") != PROBE_FORMAT:
+        raise SystemExit(f"make_platforms.py: {probe_path}: not a demsim probe file "
+                         f"(format '{pr.get('format')}', expected '{PROBE_FORMAT}')")
+    nodes = pr["nodes"]
+    extra = {n["name"]: [] for n in nodes}
+    for container, host, cores in (read_hostmap(hostmap) if hostmap else []):
+        extra[probe_node_of(host, nodes)["name"]].append((container, core_count(cores), container))
+    out_nodes = []
+    for n in nodes:
+        cs = [(n["name"], n["cores"], f"{n['name']}-all")] + \
+             [(f"{n['name']}-{i}", 1, f"{n['name']}-1core") for i in range(n["cores"])]
+        taken = {c[0] for c in cs}
+        cs += [c for c in extra[n["name"]] if c[0] not in taken]
+        out_nodes.append(probe_node(n, cs))
+    net = probe_network(pr.get("pairs", []))
+    header = [f"A cluster probed by `{pr.get('command', 'demsim probe')}` on {pr.get('date', '?')}.",
+              "Written by platforms/make_platforms.py --probe from " + os.path.basename(probe_path) + ".",
+              f"Nodes: {', '.join(n['name'] for n in nodes)}. Per node N: host N (all cores), N-0.. (one core each)"
+              + (", and the host map's containers." if hostmap else "."),
+              "Every figure below is MEASURED on that host at that date unless marked ESTIMATE."] + net["doc"]
+    return platform("probed", header, out_nodes, net)
+
+
 if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser(description="Writes demsim's SimGrid platforms. Without options: the committed "
+                                 "ones next to this script. With --probe: a platform of a probed cluster.")
+    ap.add_argument("--probe", help="probe.json written by `demsim probe`")
+    ap.add_argument("--hostmap", help="a native.hostmap file: its containers become hosts of the platform")
+    ap.add_argument("--out", help="the platform file to write (with --probe)")
+    a = ap.parse_args()
+    if a.probe:
+        text = from_probe(a.probe, a.hostmap)
+        out = a.out or os.path.join(os.path.dirname(os.path.abspath(a.probe)), "platform.xml")
+        with open(out, "w") as f:
+            f.write(text)
+        print(f"make_platforms.py: wrote {out}")
+        raise SystemExit(0)
+    if a.hostmap or a.out:
+        ap.error("--hostmap and --out go with --probe")
     for name, text in (("openstack.xml", openstack()), ("local.xml", local()),
                        ("testbed.xml", testbed()), ("test-sim.xml", test_sim())):
         with open(os.path.join(HERE, name), "w") as f:
