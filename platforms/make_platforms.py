@@ -342,6 +342,10 @@ def test_sim():
     g["doc"] = ["node g: a GPU container: 1 Tf/s, 100 GB/s streamed, 10 GB/s gathered, 1 MB L2, "
                 "32 B sectors, PCIe 10 GB/s, 10 us latency"]
     nodes.append(g)
+    k = simple_node("k", "test", 10e9, 1e9, 3e9, [("k-dem", 1, "T-1"), ("k-stress", 1, "T-1")],
+                    ["node k: k-stress's core is k-dem's (shares_cores_with), 1 Gf/s cores, 3 GB/s per core"])
+    k["containers"][1]["props"].append(("shares_cores_with", "k-dem"))
+    nodes.append(k)
     nodes.append(simple_node("l", "test", 10e9, F, 2e9, [("l-dem", 2, "T-2"), ("l-stress", 1, "T-1")],
                              ["node l: loaded latency 2x at half the bus used, 3x when full"],
                              curve="0:1,0.5:2,1:3"))
@@ -374,12 +378,12 @@ def read_hostmap(path):
     return out
 
 
-def core_count(cores):
-    n = 0
+def core_set(cores):
+    out = set()
     for part in cores.split(","):
         lo, _, hi = part.strip().partition("-")
-        n += (int(hi) - int(lo) + 1) if hi else 1
-    return n
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 def probe_node_of(host, nodes):
@@ -432,7 +436,8 @@ def probe_network(pairs):
 
 
 def probe_node(n, containers):
-    """One probed node: its bus, per-core figures and containers [(host id, cores, name)]."""
+    """One probed node: its bus, per-core figures and containers [(host id, cores, name, the
+    containers whose cores it shares)]."""
     cores = n["cores"]
     bw = n["triad_allcore_Bps"]
     core_bw = min(n["triad_1core_Bps"], bw)
@@ -452,9 +457,11 @@ def probe_node(n, containers):
            "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
            f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."]
     cs = []
-    for host, ncores, cname in containers:
+    for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,
                                 llc=llc * ncores / cores, gather=n["gather_1core_Bps"])
+        if shares:
+            props.append(("shares_cores_with", ",".join(shares)))
         cs.append(dict(host=host, cores=ncores, props=props))
     return dict(name=n["name"], type="probed", bw=bw, flops=flops, containers=cs, doc=doc,
                 latency=LOADED_LATENCY)
@@ -469,12 +476,16 @@ def from_probe(probe_path, hostmap=None):
                          f"(format '{pr.get('format')}', expected '{PROBE_FORMAT}')")
     nodes = pr["nodes"]
     extra = {n["name"]: [] for n in nodes}
-    for container, host, cores in (read_hostmap(hostmap) if hostmap else []):
-        extra[probe_node_of(host, nodes)["name"]].append((container, core_count(cores), container))
+    placed = [(c, probe_node_of(h, nodes)["name"], core_set(cores)) for c, h, cores in
+              (read_hostmap(hostmap) if hostmap else [])]
+    for container, node, cores in placed:
+        # containers given the same cores time-share them (a noisy neighbour on a rank's cores)
+        shares = [c for c, nd, cs in placed if c != container and nd == node and cs & cores]
+        extra[node].append((container, len(cores), container, shares))
     out_nodes = []
     for n in nodes:
-        cs = [(n["name"], n["cores"], f"{n['name']}-all")] + \
-             [(f"{n['name']}-{i}", 1, f"{n['name']}-1core") for i in range(n["cores"])]
+        cs = [(n["name"], n["cores"], f"{n['name']}-all", [])] + \
+             [(f"{n['name']}-{i}", 1, f"{n['name']}-1core", []) for i in range(n["cores"])]
         taken = {c[0] for c in cs}
         cs += [c for c in extra[n["name"]] if c[0] not in taken]
         out_nodes.append(probe_node(n, cs))

@@ -6,6 +6,11 @@
  *  - cpu (stress-ng --cpu N): each worker loops executions on its own container host, one core
  *        each. The DEM container is another host (pinned cores), so it is not slowed: the study's
  *        case 4.
+ * A stress container whose cores are also another container's (platform property
+ * `shares_cores_with`: that container's host, or a comma-separated list: a host map that puts a
+ * noisy neighbour on a rank's cores) time-shares them as the OS scheduler does: each worker also
+ * keeps one core of that host busy (one always-runnable thread), on the same schedule, so a
+ * kernel there gets its max-min share of the core beside it.
  * Schedule (case 6): idle for start_s, then, when on_s > 0, on for on_s and off for off_s, again
  * and again; when on_s <= 0 the stress is constant. An execution still running when a period
  * ends is cancelled then, so the periods are exact in simulated time. */
@@ -20,6 +25,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct stress_worker {
   sg_host_t target;  /* where the activities run: the membus (vm) or the container (cpu) */
@@ -69,6 +75,35 @@ static int fail(char *err, size_t errlen, const dem_stress_t *s, const char *wha
   return -1;
 }
 
+static int spawn(const stress_worker_t *proto, const dem_stress_t *s, int i, const char *what, sg_host_t where)
+{
+  stress_worker_t *w = malloc(sizeof *w);
+  if (!w) return -1;
+  *w = *proto;
+  char name[128];
+  snprintf(name, sizeof name, "stress-%s-%s-%d%s", s->vm ? "vm" : "cpu", s->host, i, what);
+  sg_actor_t a = sg_actor_init(name, where);
+  sg_actor_set_data(a, w);
+  sg_actor_start(a, worker_main, 0, NULL);
+  return 0;
+}
+
+/* The hosts of property `shares_cores_with` ("" or absent: none); -1 when one is unknown. */
+static int shared_hosts(sg_host_t h, sg_host_t *out, int max)
+{
+  const char *v = sg_host_get_property_value(h, "shares_cores_with");
+  if (!v || !*v) return 0;
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", v);
+  int n = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ", ", &save); tok && n < max; tok = strtok_r(NULL, ", ", &save)) {
+    out[n] = sg_host_by_name(tok);
+    if (!out[n]) return -1;
+    n++;
+  }
+  return n;
+}
+
 int sim_stress_start(const dem_stress_t *s, char *err, size_t errlen)
 {
   sim_host_t h;
@@ -88,15 +123,22 @@ int sim_stress_start(const dem_stress_t *s, char *err, size_t errlen)
     .on_s = s->on_s,
     .off_s = s->off_s,
   };
+  sg_host_t shared[16];
+  int n_shared = shared_hosts(sg_host_by_name(h.name), shared, 16);
+  if (n_shared < 0) return fail(err, errlen, s, "property 'shares_cores_with' names a host the platform lacks");
   for (int i = 0; i < s->workers; i++) {
-    stress_worker_t *w = malloc(sizeof *w);
-    if (!w) return fail(err, errlen, s, "out of memory");
-    *w = proto;
-    char name[96];
-    snprintf(name, sizeof name, "stress-%s-%s-%d", s->vm ? "vm" : "cpu", s->host, i);
-    sg_actor_t a = sg_actor_init(name, sg_host_by_name(h.name));
-    sg_actor_set_data(a, w);
-    sg_actor_start(a, worker_main, 0, NULL);
+    /* a worker's thread on shared cores: one core of that host, always busy (a cpu worker is
+     * only that; a vm worker streams memory besides) */
+    stress_worker_t busy = proto;
+    if (n_shared > 0) {
+      busy.target = shared[i % n_shared];
+      busy.amount = sg_host_get_speed(busy.target);
+      busy.bound = -1.0;
+    }
+    const stress_worker_t *first = (n_shared > 0 && !s->vm) ? &busy : &proto;
+    if (spawn(first, s, i, "", sg_host_by_name(h.name)) ||
+        (n_shared > 0 && s->vm && spawn(&busy, s, i, "-core", busy.target)))
+      return fail(err, errlen, s, "out of memory");
   }
   return 0;
 }

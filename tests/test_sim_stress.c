@@ -1,6 +1,7 @@
 /* Co-located stress (platforms/test-sim.xml): ranks on d-dem, e-dem and f-dem; the stress runs
  * on the other container of each node (d-stress, e-stress, f-stress). Nodes d, e, f: 10 GB/s
- * memory bus, 3 GB/s per core, 2-core containers. A DEM kernel alone draws 2 x 3 = 6 GB/s. */
+ * memory bus, 3 GB/s per core, 2-core containers. A DEM kernel alone draws 2 x 3 = 6 GB/s.
+ * Node k: k-stress shares k-dem's core. */
 #include "sim_testing.h"
 #include "membus.h"
 #include "testing.h"
@@ -113,11 +114,30 @@ static void test_loaded_latency_slows_before_saturation(void)
   SIM_ASSERT_CLOSE(sim_membus_time(&h, 0.0, 2, bytes, h.core_bw, 0.2), bytes / (4e9 / 1.4), 1e-12);
 }
 
+/* A memory stress on k-stress, whose core is k-dem's (property shares_cores_with): the worker's
+ * thread keeps that core busy, so k-dem's compute (1 Gf/s core) gets half of it and takes twice
+ * as long; its traffic (3 GB/s, beside the worker's 3 GB/s on a 10 GB/s bus) is unchanged. */
+static void test_stress_on_shared_cores_takes_cpu_time(void)
+{
+  if (!sim_test_on("k-dem")) return;
+  dem_work_t w = sim_test_kernel(N / 10);
+  double bytes = sim_test_bytes(&w), cpu = sim_test_compute(&w);
+  double before = sim_test_charge(&w);
+  dem_stress_t s = stress("k-stress", 1, 0.0, 0.0);
+  s.workers = 1;
+  start(&s);
+  double after = sim_test_charge(&w);
+  CU_ASSERT(cpu > 0.1 * before); /* the compute part matters here */
+  SIM_ASSERT_CLOSE(before, cpu + bytes / 3e9, 1e-9);
+  SIM_ASSERT_CLOSE(after, 2.0 * cpu + bytes / 3e9, 1e-9);
+}
+
 static CU_TestInfo tests[] = {
   {"CPU stress on a co-located container changes nothing", test_cpu_stress_changes_nothing},
   {"memory stress slows the DEM container to its cores' max-min share", test_vm_stress_takes_maxmin_share},
   {"a periodic memory stress is on and off on schedule", test_periodic_stress_follows_schedule},
   {"loaded latency slows the DEM before the bus is full", test_loaded_latency_slows_before_saturation},
+  {"a stress on shared cores takes CPU time from the container", test_stress_on_shared_cores_takes_cpu_time},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_stress", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

@@ -4,7 +4,8 @@
 platforms/make_platforms.py --probe validation/data/probe-example.json --hostmap MAP writes a
 platform whose figures are the probe's (checked against the file: bus, per-core bandwidth,
 gathers, core rate = clock x KERNEL_FLOPS_PER_CYCLE, network from the ping-pongs), on which every
-container of the map is a host with its core count; a 2-rank scenario with a memory stress on a
+container of the map is a host with its core count (a neighbour given a rank container's cores
+marked as sharing them); a 2-rank scenario with a memory stress on a
 neighbour of the map then runs under SMPI, the stressed rank's load above the other's. Bad inputs
 (a host the probe does not know, a file that is not a probe) fail with a message.
 
@@ -28,7 +29,7 @@ MAP = """# c0 on node-a (one core); c1 on node-b (two cores) beside a stressed n
 hostmap = (
   { container = "c0"; host = "node-a"; cores = "0"; },
   { container = "c1"; host = "node-b"; cores = "0-1"; },   // two cores
-  { container = "s1"; host = "node-b"; cores = "2-3"; }
+  { container = "s1"; host = "node-b"; cores = "1-2"; }     // shares c1's core 1
 );
 """
 
@@ -79,6 +80,8 @@ def main():
     check(hosts["c0"].get("core") == "1" and props["c0"]["node"] == "node-a", "c0: 1 core on node-a")
     check(hosts["c1"].get("core") == "2" and props["c1"]["node"] == "node-b", "c1: 2 cores on node-b")
     check(props["s1"]["membus"] == "node-b-membus", "s1 shares node-b's bus")
+    check(props["s1"].get("shares_cores_with") == "c1", "s1 shares c1's cores")
+    check("shares_cores_with" not in props["c0"], "c0 shares no core")
     # network: intra pair 0.6 us one way = 2 veth links; inter 51 us = 2 veth + 2 NIC
     check(abs(float(links["c0-veth"].get("latency").rstrip("s")) - 3e-7) < 1e-12, "veth latency")
     check(abs(float(links["node-a-nic"].get("latency").rstrip("s")) - (5.2e-5 - 6e-7) / 2) < 1e-9, "NIC latency")
