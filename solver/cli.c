@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "scenario.h"
@@ -34,6 +35,8 @@ void dem_cli_print_help(void *stream)
           "Outputs in DIR: summary.json (what was simulated, times, per-rank figures),\n"
           "particles.h5 + particles.xmf (final particle state; ParaView opens the .xmf),\n"
           "metrics.csv (per-rank load, weight, particles, ghosts, wait and communication times).\n"
+          "Environment: DEMSIM_DEVICE=gpu|cpu|any|P:D picks the OpenCL device (over the scenario's device.*\n"
+          "keys; --set wins over it).\n"
           "Exit status: 0 success, 1 run failure, 2 bad input (the message names the file and key).\n");
 }
 
@@ -108,10 +111,34 @@ int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errle
   return 0;
 }
 
+/* DEMSIM_DEVICE picks the OpenCL device of every run without editing scenarios: "gpu", "cpu",
+ * "any" (device.type) or "P:D" (device.platform and device.device, indices as clinfo lists
+ * them). It overrides the scenario file; --set overrides it. */
+static int apply_device_env(dem_scenario_t *s, char *err, size_t errlen)
+{
+  const char *env = getenv("DEMSIM_DEVICE");
+  if (!env || !*env) return 0;
+  char set[64];
+  int p = 0, d = 0, used = 0;
+  if (strcmp(env, "gpu") == 0 || strcmp(env, "cpu") == 0 || strcmp(env, "any") == 0) {
+    snprintf(set, sizeof set, "device.type=%s", env);
+    return dem_scenario_set(s, set, err, errlen);
+  }
+  if (sscanf(env, "%d:%d%n", &p, &d, &used) == 2 && env[used] == '\0' && p >= 0 && d >= 0) {
+    snprintf(set, sizeof set, "device.platform=%d", p);
+    if (dem_scenario_set(s, set, err, errlen)) return -1;
+    snprintf(set, sizeof set, "device.device=%d", d);
+    return dem_scenario_set(s, set, err, errlen);
+  }
+  return dem_fail(err, errlen, "environment variable DEMSIM_DEVICE = \"%s\": expected gpu, cpu, any or "
+                  "PLATFORM:DEVICE (indices, e.g. 0:1)", env);
+}
+
 int dem_cli_load_scenario(const dem_cli_t *cli, dem_scenario_t *s, char *err, size_t errlen)
 {
   dem_scenario_defaults(s);
   if (dem_scenario_read(s, cli->scenario, err, errlen)) return -1;
+  if (apply_device_env(s, err, errlen)) return -1;
   for (int i = 0; i < cli->n_sets; i++)
     if (dem_scenario_set(s, cli->sets[i], err, errlen)) return -1;
   if (cli->quiet) s->progress = 0;

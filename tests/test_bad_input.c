@@ -199,6 +199,44 @@ static void test_valid_input_passes(void)
   CU_ASSERT_EQUAL(rc, 0);
 }
 
+/* 1 when the effective configuration printed in out has `key = value` on one line */
+__attribute__((unused)) static int config_has(const char *out, const char *key, const char *value)
+{
+  const char *k = strstr(out, key);
+  if (!k) return 0;
+  const char *eq = strchr(k, '=');
+  const char *nl = strchr(k, '\n');
+  if (!eq || (nl && eq > nl)) return 0;
+  const char *v = strstr(eq, value);
+  return v && (!nl || v < nl);
+}
+
+/* DEMSIM_DEVICE: a device spec sets device.* over the file (--set over it); a bad one exits 2
+ * naming the variable. */
+static void test_device_environment(void)
+{
+  char out[8192], body[1024];
+  snprintf(body, sizeof body, "%s%s", base, RUN1);
+  setenv("DEMSIM_DEVICE", "2:1", 1);
+  int rc = run_case("device_env", body, NULL, out, sizeof out);
+  CU_ASSERT_EQUAL(rc, 0);
+#ifndef DEMSIM_SMPI /* the SMPI launcher's dry run prints the smpirun command, not the configuration */
+  CU_ASSERT(config_has(out, "device.platform ", "2"));
+  CU_ASSERT(config_has(out, "device.device ", "1"));
+#endif
+  setenv("DEMSIM_DEVICE", "gpu", 1);
+  rc = run_case("device_env_set", body, "--set device.type=cpu", out, sizeof out);
+  CU_ASSERT_EQUAL(rc, 0);
+#ifndef DEMSIM_SMPI
+  CU_ASSERT(config_has(out, "device.type ", "\"cpu\""));
+#endif
+  setenv("DEMSIM_DEVICE", "fast", 1);
+  rc = run_case("device_env_bad", body, NULL, out, sizeof out);
+  CU_ASSERT_EQUAL(rc, 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "DEMSIM_DEVICE"));
+  unsetenv("DEMSIM_DEVICE");
+}
+
 static void test_help_lists_every_option(void)
 {
   char cmd[512], out[8192];
@@ -229,6 +267,7 @@ int main(int argc, char **argv)
 #endif
     {"the valid base scenario is accepted", test_valid_input_passes},
     {"--help lists every option", test_help_lists_every_option},
+    {"DEMSIM_DEVICE picks the device; a bad value exits with 2", test_device_environment},
     CU_TEST_INFO_NULL};
   static CU_SuiteInfo suites[] = {{"bad input", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
   CU_initialize_registry();
