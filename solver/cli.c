@@ -38,7 +38,7 @@ void dem_cli_print_help(void *stream)
           "      --hosts H1,H2,...      the hosts to measure; a host listed twice measures an\n"
           "                             intra-node pair; default: localhost\n"
           "      --out DIR              where probe.json and platform.xml go; default: out/probe\n"
-          "      --quick                smaller and shorter measurements (about a minute)\n"
+          "      --quick                smaller arrays, shorter runs, fewer repetitions\n"
           "      --particles N          particles of the DEM kernel runs; default 100000 (quick: 20000)\n"
           "      --steps S              steps of the DEM kernel runs; default 200 (quick: 40)\n"
           "      --no-kernels           skip the DEM kernel runs\n"
