@@ -66,14 +66,16 @@ static int is_mpi_variable(const char *e)
 
 /* A child process: args[0] found in PATH, this environment without Open MPI's variables (and
  * with POCL_CPU_MAX_CU_COUNT = pocl_cu when > 0), running on cpus[0..n_cpus) (all of this
- * process's when n_cpus = 0), stdout into out_path when not NULL, in its own process group. */
-static pid_t spawn(char *const *args, int pocl_cu, const int *cpus, int n_cpus, const char *out_path)
+ * process's when n_cpus = 0), stdout into out_path when not NULL; in a process group of its own
+ * when own_group (stress-ng: its workers end with it). */
+static pid_t spawn(char *const *args, int pocl_cu, const int *cpus, int n_cpus, const char *out_path, int own_group)
 {
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
+  if (pid > 0 && own_group) setpgid(pid, pid); /* in both, whichever runs first */
   if (pid != 0) return pid;
-  setpgid(0, 0);
+  if (own_group) setpgid(0, 0);
   for (int i = 0; environ[i];)
     if (is_mpi_variable(environ[i])) {
       char name[256];
@@ -247,7 +249,7 @@ static int run_bwprobe(const probe_ctx_t *c, const char *tag, int threads, int g
   char *args[] = {(char *)c->bwprobe, "--threads", t, "--mib", c->opt->quick ? "64" : "256", gather ? "--gather" : NULL,
                   NULL};
   for (int i = 0; i < BW_COUNT; i++) v[i] = NAN;
-  if (wait_child(spawn(args, 0, cpus, n_cpus, out), "demsim-bwprobe")) return -1;
+  if (wait_child(spawn(args, 0, cpus, n_cpus, out, 0), "demsim-bwprobe")) return -1;
   if (dem_summary_read_reals(out, bw_keys, v, BW_COUNT, err, sizeof err)) {
     fprintf(stderr, "demsim: probe: %s\n", err);
     return -1;
@@ -261,9 +263,13 @@ static int stressed_triad(const probe_ctx_t *c, dem_probe_node_t *nd)
   double v[BW_COUNT];
   int last = c->cpus[c->n_cpus - 1];
   char *args[] = {"stress-ng", "--quiet", "--vm", "1", "--vm-bytes", "1G", "--vm-keep", NULL};
-  pid_t stress = spawn(args, 0, &last, 1, NULL);
+  pid_t stress = spawn(args, 0, &last, 1, NULL, 1);
   if (stress < 0) return -1;
   sleep(2); /* the worker has touched its gigabyte and streams through it */
+  if (waitpid(stress, NULL, WNOHANG) == stress) {
+    snprintf(nd->stress_skipped, sizeof nd->stress_skipped, "stress-ng ended at once (" STRESS_CMD ")");
+    return -1;
+  }
   int rc = run_bwprobe(c, "stressed", 1, 0, c->cpus, 1, v);
   kill(-stress, SIGTERM);
   waitpid(stress, NULL, 0);
@@ -336,7 +342,7 @@ static int run_kernel(const probe_ctx_t *c, const char *cfg, int k, dem_probe_no
   char *args[] = {(char *)c->self, "run", (char *)cfg, "--quiet", "--particles", n, "--steps", s, "--out", out, NULL};
   static const char *const keys[] = {"particle_steps_per_s", "wall_loop_s"};
   double v[2] = {NAN, NAN};
-  int rc = wait_child(spawn(args, k, c->cpus, k, NULL), "demsim run (kernel rate)");
+  int rc = wait_child(spawn(args, k, c->cpus, k, NULL, 0), "demsim run (kernel rate)");
   snprintf(sum, sizeof sum, "%s/summary.json", out);
   if (rc == 0 && (rc = dem_summary_read_reals(sum, keys, v, 2, err, sizeof err)))
     fprintf(stderr, "demsim: probe: %s\n", err);
@@ -535,7 +541,7 @@ static void make_platform(const dem_cli_probe_t *opt)
   remove(xml); /* not a stale one from an earlier probe */
   /* a generator without --probe ignores its arguments and rewrites the source tree's platforms */
   const char *why = !script_knows_probe(script) ? "it is missing or does not know --probe"
-                  : wait_child(spawn(args, 0, NULL, 0, NULL), "make_platforms.py --probe") ? "it failed"
+                  : wait_child(spawn(args, 0, NULL, 0, NULL, 0), "make_platforms.py --probe") ? "it failed"
                   : access(xml, R_OK) ? "it wrote no platform" : NULL;
   if (why) {
     fprintf(stderr, "demsim: probe: warning: no platform generated: python3 %s --probe %s --out %s: %s (set "
