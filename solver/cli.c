@@ -105,13 +105,14 @@ static int positive_long(const char *opt, const char *v, long *out, char *err, s
   return 0;
 }
 
-/* The options of `probe`, from argv[first] on (getopt_long; only long options). */
+/* The options of `probe`, from argv[first] on (getopt_long; only long options). 0, 1 for
+ * --help, or -1 with a message. */
 static int parse_probe(int argc, char **argv, int first, dem_cli_probe_t *p, char *err, size_t errlen)
 {
   static const struct option popts[] = {
     {"hosts", required_argument, 0, 'H'}, {"out", required_argument, 0, 'o'}, {"quick", no_argument, 0, 'Q'},
     {"particles", required_argument, 0, 'n'}, {"steps", required_argument, 0, 's'},
-    {"no-kernels", no_argument, 0, 'K'}, {0, 0, 0, 0}};
+    {"no-kernels", no_argument, 0, 'K'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
   long particles = 0, steps = 0;
   p->hosts = "localhost";
   p->out = "out/probe";
@@ -127,6 +128,7 @@ static int parse_probe(int argc, char **argv, int first, dem_cli_probe_t *p, cha
     case 'o': p->out = optarg; break;
     case 'Q': p->quick = 1; break;
     case 'K': p->no_kernels = 1; break;
+    case 'h': return 1;
     case 'n': if (positive_long("--particles", optarg, &particles, err, errlen)) return -1; break;
     case 's': if (positive_long("--steps", optarg, &steps, err, errlen)) return -1; break;
     case ':': return dem_fail(err, errlen, "probe: option %s needs a value (see demsim --help)", argv2[optind - 1]);
@@ -155,7 +157,9 @@ int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errle
   }
   if (strcmp(cmd, "probe") == 0) {
     cli->command = DEM_CMD_PROBE;
-    return parse_probe(argc, argv, optind, &cli->probe, err, errlen);
+    int prc = parse_probe(argc, argv, optind, &cli->probe, err, errlen);
+    if (prc > 0) cli->command = DEM_CMD_HELP;
+    return prc < 0 ? -1 : 0;
   }
   if (strcmp(cmd, "run") != 0)
     return dem_fail(err, errlen, "unknown command '%s' (expected: run SCENARIO, probe, keys, --help)", cmd);
