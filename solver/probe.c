@@ -386,8 +386,13 @@ static int measure_pairs(const probe_ctx_t *c, double *one_way, int ranks)
     for (int b = a + 1; b < ranks; b++, t += DEM_PROBE_SIZES) {
       dem_parallel_barrier_idle();
       for (int s = 0; s < DEM_PROBE_SIZES; s++) {
-        if (dem_parallel_pingpong(a, b, dem_probe_sizes[s], reps[s], rtt)) rc = -1;
+        int failed = dem_parallel_pingpong(a, b, dem_probe_sizes[s], reps[s], rtt);
+        if (failed) rc = -1;
         if (me != a) continue;
+        if (failed) {
+          t[s] = NAN; /* null in probe.json */
+          continue;
+        }
         qsort(rtt, (size_t)reps[s], sizeof rtt[0], cmp_double);
         int r = reps[s];
         t[s] = 0.5 * (r % 2 ? rtt[r / 2] : 0.5 * (rtt[r / 2 - 1] + rtt[r / 2]));
@@ -432,6 +437,9 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
     *rc = -1;
     return NULL;
   }
+  /* what is not measured stays NAN: null in probe.json, not a zero */
+  nd->llc_bytes = nd->mem_bytes = nd->triad_1core_Bps = nd->triad_allcore_Bps = nd->triad_stressed_Bps = NAN;
+  nd->gather_1core_Bps = nd->lattice_1core_Bps = nd->flops_peak_1core = nd->vector_lanes = NAN;
   if (make_dirs(c->dir)) {
     fprintf(stderr, "demsim: probe: cannot create %s: %s\n", c->dir, strerror(errno));
     *rc = -1;
