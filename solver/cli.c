@@ -2,7 +2,9 @@
 #include "cli.h"
 #include "error.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@ void dem_cli_print_help(void *stream)
 {
   fprintf((FILE *)stream,
           "Usage: demsim run SCENARIO [options]     run a scenario (a libconfig .cfg file)\n"
+          "       demsim probe [options]            measure this cluster's nodes for a SimGrid platform\n"
           "       demsim keys                       list every scenario key with its default\n"
           "       demsim --help | --version\n"
           "\n"
@@ -31,6 +34,15 @@ void dem_cli_print_help(void *stream)
           "                             same problem; output.checkpoint_every writes them) up to time.steps\n"
           "  -q, --quiet                no progress and no configuration echo\n"
           "      --dry-run              validate the scenario and print the launch command only\n"
+          "\n"
+          "Options of `probe` (native build; starts itself under mpirun, one rank per host):\n"
+          "      --hosts H1,H2,...      the hosts to measure; a host listed twice measures an\n"
+          "                             intra-node pair; default: localhost\n"
+          "      --out DIR              where probe.json and platform.xml go; default: out/probe\n"
+          "      --quick                smaller arrays, shorter runs, fewer repetitions\n"
+          "      --particles N          particles of the DEM kernel runs; default 100000 (quick: 20000)\n"
+          "      --steps S              steps of the DEM kernel runs; default 200 (quick: 40)\n"
+          "      --no-kernels           skip the DEM kernel runs\n"
           "\n"
           "Outputs in DIR: summary.json (what was simulated, times, per-rank figures),\n"
           "particles.h5 + particles.xmf (final particle state; ParaView opens the .xmf),\n"
@@ -85,6 +97,56 @@ static int parse_options(int argc, char **argv, dem_cli_t *cli, char *err, size_
   return 0;
 }
 
+static int positive_long(const char *opt, const char *v, long *out, char *err, size_t errlen)
+{
+  char *end = NULL;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (errno || !end || *end || end == v || x <= 0)
+    return dem_fail(err, errlen, "probe: option %s: expected a positive integer, got '%s'", opt, v);
+  *out = x;
+  return 0;
+}
+
+/* The options of `probe`, from argv[first] on (getopt_long; only long options). 0, 1 for
+ * --help, or -1 with a message. */
+static int parse_probe(int argc, char **argv, int first, dem_cli_probe_t *p, char *err, size_t errlen)
+{
+  static const struct option popts[] = {
+    {"hosts", required_argument, 0, 'H'}, {"out", required_argument, 0, 'o'}, {"quick", no_argument, 0, 'Q'},
+    {"particles", required_argument, 0, 'n'}, {"steps", required_argument, 0, 's'},
+    {"no-kernels", no_argument, 0, 'K'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  long particles = 0, steps = 0;
+  p->hosts = "localhost";
+  p->out = "out/probe";
+  p->first_arg = first;
+  int rest = argc - first + 1;
+  char **argv2 = argv + first - 1;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(rest, argv2, "+:", popts, NULL)) != -1) {
+    switch (c) {
+    case 'H': p->hosts = optarg; break;
+    case 'o': p->out = optarg; break;
+    case 'Q': p->quick = 1; break;
+    case 'K': p->no_kernels = 1; break;
+    case 'h': return 1;
+    case 'n': if (positive_long("--particles", optarg, &particles, err, errlen)) return -1; break;
+    case 's': if (positive_long("--steps", optarg, &steps, err, errlen)) return -1; break;
+    case ':': return dem_fail(err, errlen, "probe: option %s needs a value (see demsim --help)", argv2[optind - 1]);
+    default: return dem_fail(err, errlen, "probe: unknown option '%s' (see demsim --help)", argv2[optind - 1]);
+    }
+  }
+  if (optind < rest) return dem_fail(err, errlen, "probe: unexpected argument '%s' (see demsim --help)", argv2[optind]);
+  if (!p->hosts[0] || p->hosts[0] == ',' || p->hosts[strlen(p->hosts) - 1] == ',' || strstr(p->hosts, ",,"))
+    return dem_fail(err, errlen, "probe: option --hosts: expected host names separated by commas, got '%s'", p->hosts);
+  if (!p->out[0]) return dem_fail(err, errlen, "probe: option --out: expected a directory");
+  p->particles = particles ? particles : (p->quick ? 20000 : 100000);
+  p->steps = steps ? steps : (p->quick ? 40 : 200);
+  return 0;
+}
+
 int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errlen)
 {
   memset(cli, 0, sizeof *cli);
@@ -96,7 +158,14 @@ int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errle
     cli->command = cmd[0] == 'k' ? DEM_CMD_KEYS : DEM_CMD_HELP;
     return 0;
   }
-  if (strcmp(cmd, "run") != 0) return dem_fail(err, errlen, "unknown command '%s' (expected: run SCENARIO, keys, --help)", cmd);
+  if (strcmp(cmd, "probe") == 0) {
+    cli->command = DEM_CMD_PROBE;
+    int prc = parse_probe(argc, argv, optind, &cli->probe, err, errlen);
+    if (prc > 0) cli->command = DEM_CMD_HELP;
+    return prc < 0 ? -1 : 0;
+  }
+  if (strcmp(cmd, "run") != 0)
+    return dem_fail(err, errlen, "unknown command '%s' (expected: run SCENARIO, probe, keys, --help)", cmd);
   cli->command = DEM_CMD_RUN;
   if (optind >= argc) return dem_fail(err, errlen, "run: expected a scenario file (e.g. scenarios/default.cfg)");
   cli->scenario = argv[optind++];

@@ -1,4 +1,5 @@
-/* The command line: `demsim run SCENARIO [options]`, `demsim keys`, `demsim --help`.
+/* The command line: `demsim run SCENARIO [options]`, `demsim probe [options]`, `demsim keys`,
+ * `demsim --help`.
  * Shortcut options are turned into --set overrides, applied after the scenario file. */
 #ifndef DEMSIM_SOLVER_CLI_H
 #define DEMSIM_SOLVER_CLI_H
@@ -7,7 +8,18 @@
 
 #define DEM_CLI_MAX_SETS 128
 
-typedef enum { DEM_CMD_NONE, DEM_CMD_RUN, DEM_CMD_KEYS, DEM_CMD_HELP, DEM_CMD_VERSION } dem_command_t;
+typedef enum { DEM_CMD_NONE, DEM_CMD_RUN, DEM_CMD_KEYS, DEM_CMD_HELP, DEM_CMD_VERSION, DEM_CMD_PROBE } dem_command_t;
+
+/* `demsim probe` (native build): what to measure and where to write it. */
+typedef struct dem_cli_probe {
+  const char *hosts;  /* --hosts h1,h2,...: one MPI rank per entry; default "localhost" */
+  const char *out;    /* --out DIR; default "out/probe" */
+  int quick;          /* --quick: smaller sizes, fewer repetitions, k = 1 and all cores only */
+  long particles;     /* --particles N of the DEM kernel runs */
+  long steps;         /* --steps S of the DEM kernel runs */
+  int no_kernels;     /* --no-kernels: skip the DEM kernel runs (the pair test uses it) */
+  int first_arg;      /* argv index of the first word after `probe` (re-executed under mpirun) */
+} dem_cli_probe_t;
 
 typedef struct dem_cli {
   dem_command_t command;
@@ -17,6 +29,7 @@ typedef struct dem_cli {
   const char *restart;               /* --restart FILE: continue from a checkpoint, or NULL */
   int quiet;                         /* --quiet: no progress, no configuration echo */
   int dry_run;                       /* --dry-run: validate and print the launch command only */
+  dem_cli_probe_t probe;             /* the options of `probe` */
 } dem_cli_t;
 
 struct dem_scenario;

@@ -735,3 +735,39 @@ int dem_device_finish(dem_device_t *d)
   d->queued = 0;
   return dem_device_wait_reads(d); /* done by now: only releases the event */
 }
+
+int dem_device_list(dem_device_info_t *out, int max)
+{
+  cl_platform_id plats[16];
+  cl_uint np = 0;
+  if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS) return 0;
+  if (np > 16) np = 16;
+  int n = 0;
+  for (cl_uint p = 0; p < np; p++) {
+    cl_device_id devs[64];
+    cl_uint nd = 0;
+    if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 64, devs, &nd) != CL_SUCCESS) continue;
+    if (nd > 64) nd = 64;
+    for (cl_uint i = 0; i < nd; i++, n++) {
+      if (n >= max) continue;
+      dem_device_info_t *o = &out[n];
+      cl_device_type type = 0;
+      cl_uint cu = 0, mhz = 0;
+      cl_ulong mem = 0;
+      memset(o, 0, sizeof *o);
+      clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof o->platform - 1, o->platform, NULL);
+      clGetDeviceInfo(devs[i], CL_DEVICE_NAME, sizeof o->name - 1, o->name, NULL);
+      clGetDeviceInfo(devs[i], CL_DEVICE_TYPE, sizeof type, &type, NULL);
+      clGetDeviceInfo(devs[i], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+      clGetDeviceInfo(devs[i], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
+      clGetDeviceInfo(devs[i], CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof mhz, &mhz, NULL);
+      o->type = (type & CL_DEVICE_TYPE_GPU) ? "gpu"
+              : (type & CL_DEVICE_TYPE_CPU) ? "cpu"
+              : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator" : "other";
+      o->compute_units = (int)cu;
+      o->global_mem_bytes = (double)mem;
+      o->max_clock_mhz = (double)mhz;
+    }
+  }
+  return n;
+}

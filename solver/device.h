@@ -27,6 +27,20 @@ typedef enum { DEM_DEVICE_FORCES, DEM_DEVICE_BOUNDARIES, DEM_DEVICE_EXTERNAL, DE
   dem_device_force_kernel_t;
 
 
+/* One OpenCL device as `demsim probe` reports it. */
+typedef struct dem_device_info {
+  char platform[128];      /* CL_PLATFORM_NAME */
+  char name[128];          /* CL_DEVICE_NAME */
+  const char *type;        /* "cpu", "gpu", "accelerator" or "other" */
+  int compute_units;       /* CL_DEVICE_MAX_COMPUTE_UNITS */
+  double global_mem_bytes; /* B */
+  double max_clock_mhz;    /* MHz, as the driver reports it (PoCL may say 0) */
+} dem_device_info_t;
+
+/* Lists up to `max` devices of every platform into out; returns how many there are in all (0
+ * when there is no OpenCL platform). */
+int dem_device_list(dem_device_info_t *out, int max);
+
 /* platform / device: index, or -1 for the first one (of `type`: "any", "cpu" or "gpu") that
  * exists. Returns NULL with a message in err on failure. */
 dem_device_t *dem_device_create(int platform, int device, const char *type, char *err, size_t errlen);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "probe.h"
 #include "scenario.h"
 #ifdef DEMSIM_SMPI
 #include "platform_check.h"
@@ -157,6 +158,10 @@ int main(int argc, char **argv)
   case DEM_CMD_HELP: dem_cli_print_help(stdout); return 0;
   case DEM_CMD_VERSION: printf("demsim 0.1 (SMPI build)\n"); return 0;
   case DEM_CMD_KEYS: dem_scenario_print_keys(stdout); return 0;
+  case DEM_CMD_PROBE:
+    fprintf(stderr, "demsim: %s\n", DEM_PROBE_NATIVE_ONLY);
+    free(s);
+    return 2;
   default: break;
   }
   if (dem_cli_load_scenario(&cli, s, err, sizeof err)) {

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "launcher.h"
 #include "parallel.h"
+#include "probe.h"
 #include "scenario.h"
 #include "simulation.h"
 
@@ -24,6 +25,14 @@ int main(int argc, char **argv)
   if (cli.command == DEM_CMD_HELP) dem_cli_print_help(stdout);
   if (cli.command == DEM_CMD_KEYS) dem_scenario_print_keys(stdout);
   if (cli.command == DEM_CMD_VERSION) printf("demsim 0.1\n");
+  if (cli.command == DEM_CMD_PROBE) {
+#ifdef DEMSIM_SMPI
+    fprintf(stderr, "demsim: %s\n", DEM_PROBE_NATIVE_ONLY);
+    return 2;
+#else
+    return dem_probe_main(argc, argv, &cli);
+#endif
+  }
   if (cli.command != DEM_CMD_RUN) return 0;
   if (dem_cli_load_scenario(&cli, &sc, err, sizeof err)) {
     fprintf(stderr, "demsim: %s\n", err);

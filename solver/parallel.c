@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <limits.h>
 #include <string.h>
+#include <time.h>
 
 /* The communicator of every call below: MPI_COMM_WORLD, or MPI_COMM_SELF while a test runs a
  * serial reference (dem_parallel_use_self). */
@@ -50,6 +51,16 @@ int dem_parallel_size(void)
 }
 
 void dem_parallel_barrier(void) { MPI_Barrier(comm()); }
+
+void dem_parallel_barrier_idle(void)
+{
+  MPI_Request req;
+  int done = 0;
+  const struct timespec ms = {0, 1000000};
+  MPI_Ibarrier(comm(), &req);
+  for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&req, &done, MPI_STATUS_IGNORE))
+    nanosleep(&ms, NULL);
+}
 
 void dem_parallel_sum_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, comm()); }
 void dem_parallel_max_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm()); }
@@ -166,4 +177,55 @@ void dem_parallel_send_bytes(const void *buf, long n, int dest)
 void dem_parallel_recv_bytes(void *buf, long n, int src)
 {
   MPI_Recv(buf, (int)n, MPI_BYTE, src, 78, comm(), MPI_STATUS_IGNORE);
+}
+
+int dem_parallel_node_leader(void)
+{
+  MPI_Comm node;
+  int me = dem_parallel_rank(), leader = me;
+  MPI_Comm_split_type(comm(), MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
+  MPI_Allreduce(&me, &leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  return leader;
+}
+
+/* Two warm-up round trips (connection set-up, first-touch of the buffer), then `reps` timed
+ * ones. Both ranks take part; only `a` records the times. */
+int dem_parallel_pingpong(int a, int b, long bytes, int reps, double *rtt_s)
+{
+  int me = dem_parallel_rank();
+  if ((me != a && me != b) || bytes > INT_MAX) return me == a || me == b ? -1 : 0;
+  char *buf = calloc((size_t)bytes, 1);
+  if (!buf) return -1;
+  int peer = me == a ? b : a;
+  for (int i = -2; i < reps; i++) {
+    double t0 = MPI_Wtime();
+    if (me == a) {
+      MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 79, comm());
+      MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 79, comm(), MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 79, comm(), MPI_STATUS_IGNORE);
+      MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 79, comm());
+    }
+    if (me == a && i >= 0) rtt_s[i] = MPI_Wtime() - t0;
+  }
+  free(buf);
+  return 0;
+}
+
+char *dem_parallel_gather_text(const char *mine, int root)
+{
+  int size = dem_parallel_size(), rank = dem_parallel_rank();
+  long n = (long)strlen(mine) + 1, total = 0;
+  long *counts = rank == root ? malloc((size_t)size * sizeof *counts) : NULL;
+  if (rank == root && !counts) dem_parallel_abort(1);
+  dem_parallel_gather_counts(n, counts, root);
+  if (rank == root)
+    for (int r = 0; r < size; r++) total += counts[r];
+  char *all = rank == root ? malloc((size_t)total + 1) : NULL;
+  if (rank == root && !all) dem_parallel_abort(1);
+  dem_parallel_gatherv_bytes(mine, n, all, counts, root);
+  if (all) all[total] = '\0';
+  free(counts);
+  return all;
 }

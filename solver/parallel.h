@@ -12,6 +12,9 @@ void dem_parallel_abort(int code);
 int dem_parallel_rank(void);
 int dem_parallel_size(void);
 void dem_parallel_barrier(void);
+/* A barrier that sleeps 1 ms between polls instead of spinning on a core (for ranks that wait
+ * while others measure). */
+void dem_parallel_barrier_idle(void);
 /* In-place reductions over all ranks. */
 void dem_parallel_sum_double(double *v, int n);
 void dem_parallel_max_double(double *v, int n);
@@ -34,6 +37,15 @@ void dem_parallel_processor_name(char *buf, size_t len);
 void dem_parallel_allgather_double(const double *in, int n, double *out);
 /* Every rank sends one int to every rank: recv[r] = what rank r put in its send[me]. */
 void dem_parallel_alltoall_int(const int *send, int *recv);
+
+/* The lowest rank of this rank's node (the ranks that share memory with it). Collective. */
+int dem_parallel_node_leader(void);
+/* MPI ping-pong of `bytes` between ranks a and b, `reps` timed round trips (s) into rtt_s on a
+ * (after two untimed ones). Every other rank returns at once. 0, or -1 when out of memory. */
+int dem_parallel_pingpong(int a, int b, long bytes, int reps, double *rtt_s);
+/* Gathers every rank's string, in rank order, to root: there, a malloc'd buffer of the strings
+ * one after the other, each with its terminating NUL; NULL on the other ranks. Collective. */
+char *dem_parallel_gather_text(const char *mine, int root);
 
 /* Tests only: 1 makes every call above work on this rank alone (MPI_COMM_SELF), so that a
  * parallel test can run the 1-rank reference of a simulation inside the same program; 0 goes

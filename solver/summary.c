@@ -1,12 +1,18 @@
+/* Every JSON file demsim reads or writes (the only module using jansson): a run's summary.json,
+ * and `demsim probe`'s files (bwprobe's output and the kernel runs' summaries read back, a
+ * node's measurements as text, DIR/probe.json). */
 #include "summary.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "balance.h"
 #include "clock.h"
 #include "engine.h"
+#include "probe.h"
 #include "scenario.h"
 #include "simulation.h"
 
@@ -78,6 +84,159 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   }
   if (rename(tmp, path)) {
     snprintf(err, errlen, "%s: cannot rename to %s", tmp, path);
+    return -1;
+  }
+  return 0;
+}
+
+int dem_summary_read_reals(const char *path, const char *const *keys, double *vals, int n, char *err, size_t errlen)
+{
+  json_error_t je;
+  json_t *o = json_load_file(path, 0, &je);
+  if (!o || !json_is_object(o)) {
+    snprintf(err, errlen, "%s: not a JSON object (line %d: %s)", path, je.line, je.text);
+    json_decref(o);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    json_t *v = json_object_get(o, keys[i]);
+    vals[i] = json_is_number(v) ? json_number_value(v) : NAN;
+  }
+  json_decref(o);
+  return 0;
+}
+
+/* a figure, or null when it was not measured */
+static json_t *real_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+/* a count (bytes, MHz), or null when unknown */
+static json_t *count_or_null(double v) { return isfinite(v) ? json_integer((json_int_t)llround(v)) : json_null(); }
+
+static json_t *probe_cl_devices(const dem_probe_node_t *nd)
+{
+  json_t *a = json_array();
+  for (int i = 0; i < nd->n_cl && i < DEM_PROBE_MAX_CL; i++) {
+    const dem_device_info_t *d = &nd->cl[i];
+    json_t *e = json_object();
+    json_object_set_new(e, "platform", json_string(d->platform));
+    json_object_set_new(e, "name", json_string(d->name));
+    json_object_set_new(e, "type", json_string(d->type));
+    json_object_set_new(e, "compute_units", json_integer(d->compute_units));
+    json_object_set_new(e, "global_mem_bytes", count_or_null(d->global_mem_bytes));
+    json_object_set_new(e, "max_clock_mhz", count_or_null(d->max_clock_mhz));
+    json_array_append_new(a, e);
+  }
+  return a;
+}
+
+char *dem_summary_probe_node(const dem_probe_node_t *nd)
+{
+  json_t *o = json_object();
+  json_object_set_new(o, "name", json_string(nd->name));
+  json_object_set_new(o, "cores", json_integer(nd->cores));
+  json_object_set_new(o, "cpu_model", json_string(nd->cpu_model));
+  json_object_set_new(o, "llc_bytes", count_or_null(nd->llc_bytes));
+  json_object_set_new(o, "mem_bytes", count_or_null(nd->mem_bytes));
+  json_object_set_new(o, "triad_1core_Bps", real_or_null(nd->triad_1core_Bps));
+  json_object_set_new(o, "triad_allcore_Bps", real_or_null(nd->triad_allcore_Bps));
+  json_object_set_new(o, "triad_1core_stressed_Bps", real_or_null(nd->triad_stressed_Bps));
+  json_object_set_new(o, "stress", nd->stress[0] ? json_string(nd->stress) : json_null());
+  if (nd->stress_skipped[0]) json_object_set_new(o, "stress_skipped", json_string(nd->stress_skipped));
+  json_object_set_new(o, "gather_1core_Bps", real_or_null(nd->gather_1core_Bps));
+  json_object_set_new(o, "lattice_1core_Bps", real_or_null(nd->lattice_1core_Bps));
+  json_object_set_new(o, "flops_peak_1core", real_or_null(nd->flops_peak_1core));
+  json_object_set_new(o, "vector_lanes", count_or_null(nd->vector_lanes));
+  json_t *k = json_array();
+  for (int i = 0; i < nd->n_kernel; i++) {
+    json_t *e = json_object();
+    json_object_set_new(e, "cores", json_integer(nd->kernel[i].cores));
+    json_object_set_new(e, "particle_steps_per_s", real_or_null(nd->kernel[i].particle_steps_per_s));
+    json_object_set_new(e, "loop_s", real_or_null(nd->kernel[i].loop_s));
+    json_array_append_new(k, e);
+  }
+  json_object_set_new(o, "kernel_rate", k);
+  json_object_set_new(o, "opencl_devices", probe_cl_devices(nd));
+  json_t *c = json_array();
+  for (int i = 0; i < nd->n_commands; i++) json_array_append_new(c, json_string(nd->commands[i]));
+  json_object_set_new(o, "commands", c);
+  char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(8));
+  json_decref(o);
+  return text;
+}
+
+/* The nodes, in the order of their leaders, each with the ranks it holds. */
+static int probe_nodes(const dem_probe_report_t *r, json_t *nodes, char *err, size_t errlen)
+{
+  const char *text = r->node_text;
+  for (int l = 0; l < r->ranks; l++, text += strlen(text) + 1) {
+    if (r->leader[l] != l) continue;
+    json_error_t je;
+    json_t *o = json_loads(text, 0, &je);
+    if (!o) {
+      snprintf(err, errlen, "the measurements of rank %d do not read back (%s)", l, je.text);
+      return -1;
+    }
+    json_t *ranks = json_array();
+    for (int q = 0; q < r->ranks; q++)
+      if (r->leader[q] == l) json_array_append_new(ranks, json_integer(q));
+    json_object_set_new(o, "ranks", ranks);
+    json_array_append_new(nodes, o);
+  }
+  return 0;
+}
+
+static json_t *probe_pairs(const dem_probe_report_t *r)
+{
+  const char *name[r->ranks];
+  const char *p = r->names;
+  for (int q = 0; q < r->ranks; q++, p += strlen(p) + 1) name[q] = p;
+  json_t *pairs = json_array();
+  const double *t = r->one_way_s;
+  for (int a = 0; a < r->ranks; a++)
+    for (int b = a + 1; b < r->ranks; b++, t += DEM_PROBE_SIZES) {
+      json_t *e = json_object(), *sizes = json_array();
+      json_object_set_new(e, "rank_a", json_integer(a));
+      json_object_set_new(e, "rank_b", json_integer(b));
+      json_object_set_new(e, "node_a", json_string(name[a]));
+      json_object_set_new(e, "node_b", json_string(name[b]));
+      json_object_set_new(e, "same_node", json_boolean(r->leader[a] == r->leader[b]));
+      for (int s = 0; s < DEM_PROBE_SIZES; s++) {
+        json_t *z = json_object();
+        json_object_set_new(z, "bytes", json_integer(dem_probe_sizes[s]));
+        json_object_set_new(z, "one_way_s", real_or_null(t[s]));
+        json_array_append_new(sizes, z);
+      }
+      json_object_set_new(e, "sizes", sizes);
+      json_object_set_new(e, "latency_s", real_or_null(t[0]));
+      double big = t[DEM_PROBE_SIZES - 1];
+      json_object_set_new(e, "bandwidth_Bps", real_or_null(big > 0 ? (double)dem_probe_sizes[DEM_PROBE_SIZES - 1] / big : NAN));
+      json_array_append_new(pairs, e);
+    }
+  return pairs;
+}
+
+int dem_summary_probe_write(const char *path, const dem_probe_report_t *r, char *err, size_t errlen)
+{
+  json_t *o = json_object(), *opts = json_object(), *nodes = json_array();
+  json_object_set_new(o, "format", json_string("demsim-probe-1"));
+  json_object_set_new(o, "date", json_string(r->date));
+  json_object_set_new(o, "command", json_string(r->command));
+  json_object_set_new(o, "demsim", json_string("0.1"));
+  json_object_set_new(opts, "particles", json_integer(r->particles));
+  json_object_set_new(opts, "steps", json_integer(r->steps));
+  json_object_set_new(opts, "quick", json_boolean(r->quick));
+  json_object_set_new(o, "options", opts);
+  json_object_set_new(o, "nodes", nodes);
+  if (probe_nodes(r, nodes, err, errlen)) {
+    json_decref(o);
+    return -1;
+  }
+  json_object_set_new(o, "pairs", probe_pairs(r));
+  char tmp[4200];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  int rc = json_dump_file(o, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+  json_decref(o);
+  if (rc || rename(tmp, path)) {
+    snprintf(err, errlen, "%s: cannot write", path);
     return -1;
   }
   return 0;

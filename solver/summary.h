@@ -1,10 +1,13 @@
-/* DIR/summary.json: what was simulated and how long it took (the only module using jansson). */
+/* DIR/summary.json: what was simulated and how long it took; and the JSON of `demsim probe`
+ * (the only module using jansson). */
 #ifndef DEMSIM_SOLVER_SUMMARY_H
 #define DEMSIM_SOLVER_SUMMARY_H
 
 #include <stddef.h>
 
 struct dem_sim;
+struct dem_probe_node;
+struct dem_probe_report;
 
 typedef struct dem_summary_rank {
   int rank;
@@ -18,5 +21,13 @@ typedef struct dem_summary_rank {
 /* Writes path atomically (temporary file + rename). `ranks` has sim->ranks entries. Rank 0 only. */
 int dem_summary_write(const char *path, const struct dem_sim *sim, const dem_summary_rank_t *ranks, char *err,
                       size_t errlen);
+
+/* Reads the numbers under `keys` of the JSON object in path into vals (NAN where a key is
+ * missing or not a number). 0, or -1 with a message when the file is not a JSON object. */
+int dem_summary_read_reals(const char *path, const char *const *keys, double *vals, int n, char *err, size_t errlen);
+/* A node's measurements as one line of JSON (malloc'd; NULL when out of memory). */
+char *dem_summary_probe_node(const struct dem_probe_node *nd);
+/* DIR/probe.json from what rank 0 gathered, atomically. 0, or -1 with a message. */
+int dem_summary_probe_write(const char *path, const struct dem_probe_report *r, char *err, size_t errlen);
 
 #endif
