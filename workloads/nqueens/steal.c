@@ -1,13 +1,14 @@
 /* Work stealing over MPI (design: workloads/nqueens/README.md).
  *
  * Every rank runs tasks from the newest end of its own deque and, between two tasks, answers
- * whatever arrived (MPI_Iprobe): a steal request gets the oldest task of the deque, or "none".
+ * whatever arrived (MPI_Test): a steal request gets the oldest task of the deque, or "none".
  * An idle rank steals:
  *   RWS  : a random victim among all other ranks, synchronously (it waits for the answer);
  *   CRWS : first, when none is outstanding, one asynchronous request to a random rank of another
  *          site; then synchronous requests to random ranks of its own site, one after another,
  *          while the wide-area one is in flight (van Nieuwpoort, Kielmann and Bal, PPoPP 2001).
- * A rank waiting for an answer still answers others (MPI_Probe on any source and tag), so two
+ * A rank waiting for an answer still answers others (one standing MPI_Irecv of any source and
+ * tag, tested between tasks and waited on when idle), so two
  * ranks stealing from each other never wait for each other. Every message is sent with
  * MPI_Isend: under SMPI a blocking send waits for its receive, which would deadlock that pair.
  *
@@ -51,8 +52,9 @@ typedef struct {
   MPI_Request *out;     /* sends not known to be complete, with their buffers */
   char **outbuf;
   int nout, capout;
-  char *inbuf;
+  char *inbuf; /* the standing receive of any message, and its buffer */
   int incap;
+  MPI_Request inreq;
   int sync_pending, sync_wide; /* a synchronous request is outstanding (to another site) */
   int wide_pending;            /* an asynchronous wide-area request is outstanding */
   int64_t counter;             /* Safra: task messages sent - received */
@@ -191,72 +193,71 @@ static int take_reply(worker_t *w, int victim, const reply_t *r)
   return 0;
 }
 
-/* Receives the message `s` announces and acts on it. */
+/* Acts on the message that the standing receive got; then posts it again. */
 static int handle(worker_t *w, const MPI_Status *s)
 {
-  int len = 0;
-  MPI_TRY(MPI_Get_count(s, MPI_BYTE, &len));
-  if (len > w->incap) {
-    char *buf = realloc(w->inbuf, len);
-    if (!buf) {
-      fprintf(stderr, "nqueens: out of memory (a message of %d B)\n", len);
-      return -1;
-    }
-    w->inbuf = buf;
-    w->incap = len;
-  }
-  MPI_TRY(MPI_Recv(w->inbuf, len, MPI_BYTE, s->MPI_SOURCE, s->MPI_TAG, MPI_COMM_WORLD,
-                   MPI_STATUS_IGNORE));
-  switch (s->MPI_TAG) {
+  int src = s->MPI_SOURCE, tag = s->MPI_TAG, rc = 0;
+  switch (tag) {
   case TAG_REQ: {
     int32_t kind;
     memcpy(&kind, w->inbuf, sizeof kind);
-    return answer_request(w, s->MPI_SOURCE, kind);
+    rc = answer_request(w, src, kind);
+    break;
   }
   case TAG_REPLY: {
     reply_t r;
     memcpy(&r, w->inbuf, sizeof r);
-    return take_reply(w, s->MPI_SOURCE, &r);
+    rc = take_reply(w, src, &r);
+    break;
   }
   case TAG_TOKEN:
     memcpy(&w->token, w->inbuf, sizeof w->token);
     w->have_token = 1;
-    return 0;
+    break;
   case TAG_TERM:
     w->terminated = 1;
-    return 0;
+    break;
   case TAG_QUIET:
     w->quiet_count++;
-    return 0;
+    break;
   case TAG_DONE:
     w->done = 1;
-    return 0;
+    return 0; /* the last message: no receive is posted again */
   default:
-    fprintf(stderr, "nqueens: rank %d: unexpected tag %d from rank %d\n", w->rank, s->MPI_TAG,
-            s->MPI_SOURCE);
+    fprintf(stderr, "nqueens: rank %d: unexpected tag %d from rank %d\n", w->rank, tag, src);
     return -1;
   }
+  if (rc != 0 ||
+      (w->rank == 0 && w->quiet_count == w->size - 1 && !w->sync_pending && !w->wide_pending))
+    return rc; /* rank 0: every rank is quiet, nothing more will come */
+  MPI_TRY(MPI_Irecv(w->inbuf, w->incap, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                    &w->inreq));
+  return 0;
 }
 
-/* Answers everything that has arrived, without waiting. */
+/* Answers everything that has arrived, without waiting. A standing MPI_Irecv tested here,
+ * rather than MPI_Iprobe: SMPI charges every unsuccessful MPI_Iprobe a growing simulated delay
+ * (smpi/iprobe times the number of unsuccessful calls in a row), which a poll between every
+ * two tasks would turn into seconds. */
 static int poll(worker_t *w)
 {
-  for (;;) {
+  while (w->size > 1) {
     int flag = 0;
     MPI_Status s;
-    MPI_TRY(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &s));
+    MPI_TRY(MPI_Test(&w->inreq, &flag, &s));
     if (!flag)
       return 0;
     if (handle(w, &s) != 0)
       return -1;
   }
+  return 0;
 }
 
 /* Waits for one message and acts on it. */
 static int wait_one(worker_t *w)
 {
   MPI_Status s;
-  MPI_TRY(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &s));
+  MPI_TRY(MPI_Wait(&w->inreq, &s));
   return handle(w, &s);
 }
 
@@ -337,7 +338,8 @@ static int run_task(worker_t *w, nq_task_t t)
     w->st->nodes += (double)nodes;
   }
   w->st->tasks += 1;
-  w->st->busy += MPI_Wtime() - t0;
+  w->st->last_task_end = MPI_Wtime();
+  w->st->busy += w->st->last_task_end - t0;
   return 0;
 }
 
@@ -397,6 +399,18 @@ static int worker_init(worker_t *w, const nq_config_t *cfg, nq_stats_t *st)
   }
   if (w->rank == 0 && nq_deque_push(&w->q, nq_task_root()) != 0)
     return -1;
+  w->incap = (int)sizeof(reply_t) + cfg->payload;
+  if (w->incap < (int)sizeof(token_t))
+    w->incap = (int)sizeof(token_t);
+  w->inbuf = malloc(w->incap);
+  if (!w->inbuf) {
+    fprintf(stderr, "nqueens: out of memory (a receive buffer of %d B)\n", w->incap);
+    return -1;
+  }
+  w->inreq = MPI_REQUEST_NULL;
+  if (w->size > 1)
+    MPI_TRY(MPI_Irecv(w->inbuf, w->incap, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                      &w->inreq));
   return 0;
 }
 

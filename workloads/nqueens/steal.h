@@ -30,6 +30,7 @@ typedef struct {
   double bytes_sent;       /* B, every message this rank sent */
   double messages_sent;
   double busy;             /* s (MPI_Wtime: simulated under SMPI) spent in tasks */
+  double last_task_end;    /* s, MPI_Wtime when this rank's last task ended (0: none) */
 } nq_stats_t;
 
 #define NQ_STATS_FIELDS (sizeof(nq_stats_t) / sizeof(double))
