@@ -498,14 +498,100 @@ def from_probe(probe_path, hostmap=None):
     return platform("probed", header, out_nodes, net)
 
 
+# --- several sites joined by a wide-area network (the work-stealing workload) -------------
+# Host speed of the sites' nodes, in cycles/s of a core like this machine's (the unit of
+# workloads/nqueens under SMPI: smpirun --cfg=smpi/host-speed:THIS_MACHINE_HZ turns the measured
+# CPU time of every computation into this machine's cycles, which a host of speed S runs in
+# cycles / S seconds). 1 GHz: ESTIMATE, a round reference core; the sweep
+# (validation/worksteal.py) passes its own.
+SITE_HOST_SPEED = 1e9
+
+
+def site_host(site, node):
+    """Host names: the site is everything before the last '-' (workloads/nqueens --sites hosts)."""
+    return f"site{site}-node{node}"
+
+
+def sites(n_sites, nodes_per_site, wan_latency_s, wan_bandwidth_Bps, host_speed=SITE_HOST_SPEED,
+          net=NET):
+    """n_sites LANs of nodes_per_site single-core hosts joined by a full mesh of WAN links.
+
+    Each site is a zone like the study's network (NET): every node's NIC is a 125 MB/s full-duplex
+    link, 25 us to the site's switch (router siteK-switch, the site's gateway). Every pair of
+    sites has its own full-duplex WAN link of the given one-way latency and bandwidth, between
+    the two switches: the emulated WAN of the Satin measurements (van Nieuwpoort, Kielmann and
+    Bal, PPoPP 2001), where each pair of clusters had its own link of set latency and bandwidth
+    (up to 100 ms and down to 100 KB/s). A full mesh rather than a star through one WAN router:
+    two sites' traffic then never shares a wide-area link, as in that emulation."""
+    if n_sites < 1 or nodes_per_site < 1 or wan_latency_s < 0 or wan_bandwidth_Bps <= 0 or host_speed <= 0:
+        raise ValueError("sites(): n_sites and nodes_per_site >= 1, wan_latency_s >= 0, "
+                         "wan_bandwidth_Bps and host_speed > 0")
+    header = [
+        f"{n_sites} site(s) of {nodes_per_site} single-core node(s) joined by a wide-area network.",
+        "Written by platforms/make_platforms.py --sites (function sites()).",
+        f"Nodes: {host_speed:.6g} cycles/s each (one core; workloads/nqueens/README.md, the unit).",
+        "Each site: 1 Gbps Ethernet through one switch, as the study's network (NET): each node's NIC",
+        f"is a {net['nic_bw']} full-duplex link, {net['nic_lat']} to the site's switch (router siteK-switch,",
+        "the site's gateway).",
+        f"WAN: a full mesh, one full-duplex link per pair of sites, {wan_latency_s:g} s one way,",
+        f"{wan_bandwidth_Bps:.6g} B/s: the emulated WAN of van Nieuwpoort, Kielmann and Bal (PPoPP",
+        "2001), one link of set latency and bandwidth per pair of clusters (up to 100 ms, down to 100 KB/s).",
+    ]
+    out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">']
+    out += comment(header, indent="")
+    out += ['<platform version="4.1">', '  <zone id="wan" routing="Full">']
+    for k in range(n_sites):
+        out += [f'    <zone id="site{k}" routing="Floyd">', f'      <router id="site{k}-switch"/>']
+        routes = []
+        for j in range(nodes_per_site):
+            h = site_host(k, j)
+            out += host_xml(h, host_speed, 1, [("site", f"site{k}")], indent="      ")
+            out.append(f'      <link id="{h}-nic" bandwidth="{net["nic_bw"]}" latency="{net["nic_lat"]}" '
+                       'sharing_policy="SPLITDUPLEX"/>')
+            routes.append(f'      <route src="{h}" dst="site{k}-switch">'
+                          f'<link_ctn id="{h}-nic" direction="UP"/></route>')
+        out += routes + ["    </zone>"]
+    links, routes = [], []
+    for a in range(n_sites):
+        for b in range(a + 1, n_sites):
+            links.append(f'    <link id="wan-{a}-{b}" bandwidth="{wan_bandwidth_Bps:.6g}Bps" '
+                         f'latency="{wan_latency_s:.6g}s" sharing_policy="SPLITDUPLEX"/>')
+            routes.append(f'    <zoneRoute src="site{a}" dst="site{b}" gw_src="site{a}-switch" '
+                          f'gw_dst="site{b}-switch"><link_ctn id="wan-{a}-{b}" direction="UP"/></zoneRoute>')
+    out += links + routes + ["  </zone>", "</platform>", ""]
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser(description="Writes demsim's SimGrid platforms. Without options: the committed "
-                                 "ones next to this script. With --probe: a platform of a probed cluster.")
+                                 "ones next to this script. With --probe: a platform of a probed cluster. "
+                                 "With --sites: sites joined by a WAN.")
     ap.add_argument("--probe", help="probe.json written by `demsim probe`")
     ap.add_argument("--hostmap", help="a native.hostmap file: its containers become hosts of the platform")
-    ap.add_argument("--out", help="the platform file to write (with --probe)")
+    ap.add_argument("--out", help="the platform file to write (with --probe or --sites)")
+    ap.add_argument("--sites", type=int, help="a multi-site platform of this many sites (function sites())")
+    ap.add_argument("--nodes-per-site", type=int, default=4, help="with --sites: single-core nodes per site (4)")
+    ap.add_argument("--wan-latency", type=float, default=0.01, help="with --sites: WAN one-way latency, s (0.01)")
+    ap.add_argument("--wan-bandwidth", type=float, default=1e6, help="with --sites: WAN bandwidth, B/s (1e6)")
+    ap.add_argument("--host-speed", type=float, default=SITE_HOST_SPEED,
+                    help=f"with --sites: node speed, cycles/s ({SITE_HOST_SPEED:g})")
+    ap.add_argument("--hostfile", help="with --sites: also write a hostfile, one line per node")
     a = ap.parse_args()
+    if a.sites is not None:
+        if a.probe or a.hostmap or not a.out:
+            ap.error("--sites needs --out and goes without --probe and --hostmap")
+        try:
+            text = sites(a.sites, a.nodes_per_site, a.wan_latency, a.wan_bandwidth, a.host_speed)
+        except ValueError as e:
+            ap.error(str(e))
+        with open(a.out, "w") as f:
+            f.write(text)
+        if a.hostfile:
+            with open(a.hostfile, "w") as f:
+                f.write("".join(site_host(k, j) + "\n" for k in range(a.sites) for j in range(a.nodes_per_site)))
+        print(f"make_platforms.py: wrote {a.out}")
+        raise SystemExit(0)
     if a.probe:
         text = from_probe(a.probe, a.hostmap)
         out = a.out or os.path.join(os.path.dirname(os.path.abspath(a.probe)), "platform.xml")
@@ -513,8 +599,8 @@ if __name__ == "__main__":
             f.write(text)
         print(f"make_platforms.py: wrote {out}")
         raise SystemExit(0)
-    if a.hostmap or a.out:
-        ap.error("--hostmap and --out go with --probe")
+    if a.hostmap or a.out or a.hostfile:
+        ap.error("--hostmap and --out go with --probe (or --sites)")
     for name, text in (("openstack.xml", openstack()), ("local.xml", local()),
                        ("testbed.xml", testbed()), ("test-sim.xml", test_sim())):
         with open(os.path.join(HERE, name), "w") as f:
