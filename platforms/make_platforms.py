@@ -521,8 +521,9 @@ def sites(n_sites, nodes_per_site, wan_latency_s, wan_bandwidth_Bps, host_speed=
     sites has its own full-duplex WAN link of the given one-way latency and bandwidth, between
     the two switches: the emulated WAN of the Satin measurements (van Nieuwpoort, Kielmann and
     Bal, PPoPP 2001), where each pair of clusters had its own link of set latency and bandwidth
-    (up to 100 ms and down to 100 KB/s). A full mesh rather than a star through one WAN router:
-    two sites' traffic then never shares a wide-area link, as in that emulation."""
+    (up to 100 ms and down to 100 KB/s; the per-pair links are recalled from the paper, not
+    checked against its text: ESTIMATE). A full mesh rather than a star through one WAN router:
+    two sites' traffic then never shares a wide-area link."""
     if n_sites < 1 or nodes_per_site < 1 or wan_latency_s < 0 or wan_bandwidth_Bps <= 0 or host_speed <= 0:
         raise ValueError("sites(): n_sites and nodes_per_site >= 1, wan_latency_s >= 0, "
                          "wan_bandwidth_Bps and host_speed > 0")

@@ -30,8 +30,8 @@ import make_platforms as mp  # noqa: E402
 # as recorded in platforms/local.xml. smpi/host-speed in cycles/s: a burst measured at t s is
 # t x 3.0e9 cycles.
 THIS_MACHINE_HZ = 3.0e9
-# The nodes: 200 MHz, the Pentium Pro nodes of the DAS clusters on which the published CRWS
-# measurements ran. It keeps the ratio of a task's time to a WAN round trip near theirs:
+# The nodes: 200 MHz, taken as the Pentium Pro nodes of the DAS clusters on which the published
+# CRWS measurements ran (ESTIMATE: recalled, not checked against the paper's text). It keeps the ratio of a task's time to a WAN round trip near theirs:
 # 16-queens (about 9 s on this machine) takes about 135 s on one such node.
 NODE_HZ = 2e8
 SCALES = {
