@@ -4,6 +4,7 @@
  * oscillation but also ignores small imbalances. */
 #include "policy.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 
 void dem_balance_rw(const double *w_old, const double *load, int n, double *w_new)
