@@ -7,6 +7,7 @@
  * list of container names) and `stress` (a list of groups); they have their own readers. */
 #include "scenario.h"
 #include "error.h"
+#include "policy.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -566,6 +567,8 @@ void dem_scenario_print_keys(void *stream)
   }
   for (size_t i = 0; i < sizeof list_keys_help / sizeof list_keys_help[0]; i++)
     fprintf(out, "  %-26s %s\n", list_keys_help[i][0], list_keys_help[i][1]);
+  fprintf(out, "run.policy:\n");
+  for (const dem_policy_t *const *p = dem_policy_table(); *p; p++) fprintf(out, "  %-26s %s\n", (*p)->name, (*p)->help);
 }
 
 void dem_scenario_print(const dem_scenario_t *s, void *stream)
