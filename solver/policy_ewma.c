@@ -20,11 +20,9 @@ typedef struct ewma {
 void dem_policy_ewma_step(double alpha, double *speed, const double *w_old, const double *load, int n,
                           double *w_new)
 {
+  /* a rank with no measured load keeps its smoothed speed */
   for (int i = 0; i < n; i++) {
-    if (!(load[i] > 0)) {
-      w_new[i] = w_old[i];
-      continue;
-    }
+    if (!(load[i] > 0)) continue;
     double v = w_old[i] / load[i];
     speed[i] = speed[i] > 0 ? alpha * v + (1.0 - alpha) * speed[i] : v;
   }
