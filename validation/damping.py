@@ -155,6 +155,8 @@ def figure(res, scenarios, policies, path):
         oscs = [res[(s, p)]["osc"] if res.get((s, p)) else 0 for s in scenarios]
         axes[0].bar(xs, times, width, label=p)
         axes[1].bar(xs, oscs, width, label=p)
+    top = max((r["time"] for r in res.values() if r), default=1.0)
+    axes[0].set_ylim(0, 1.25 * top)  # room for the legend above the bars
     axes[0].set_ylabel("total simulated time (s)")
     axes[1].set_ylabel("weight oscillation")
     axes[1].set_xticks(range(len(scenarios)))
