@@ -12,6 +12,15 @@ import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+# Simulated seconds of one repartition interval (1,000 steps) of case 6 without stress under NOW
+# at the full scale: 0.0267 s per step, measured with
+#   demsim run scenarios/case6-ratio0.cfg --particles 500000 --steps 20 --repartition-every 10 --policy NOW
+# The spiky family's periods are multiples of it; validation/damping.py rescales them to the
+# interval it measures at the scale it runs.
+INTERVAL_FULL_S = 26.7
+# The spiky family: (period in repartition intervals, duty cycle in %)
+SPIKY = [(0.5, 50), (2, 20), (2, 50), (8, 25)]
+
 COMMON = """problem = {
   box = 1.0;              # m
   fill = 0.5;             # lower half of the container
@@ -71,6 +80,14 @@ def main():
         write(f"case6-ratio{r}",
               f"Case 6: as case 5 with periodic memory stress on one co-located container, load frequency ratio {r} % "
               f"(stress periods between 50 s sleeps)", dem, stress)
+    for period, duty in SPIKY:
+        on = period * INTERVAL_FULL_S * duty / 100.0
+        off = period * INTERVAL_FULL_S - on
+        write(f"spiky-p{period:g}-d{duty}",
+              f"Spiky load: as case 6 with memory-stress bursts on one co-located container, a period of {period:g} "
+              f"repartition intervals and a duty cycle of {duty} % ({on:.4g} s on, {off:.4g} s off)",
+              dem, [f'{{ host = "n1-cn6700-2b"; kind = "vm"; workers = 2; bytes = 2.0e9; start = 0.0; '
+                    f'on = {on:.6g}; off = {off:.6g}; }}'])
 
 
 if __name__ == "__main__":

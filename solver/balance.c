@@ -1,7 +1,10 @@
 /* Load monitoring and weights (see balance.h). Loads come from the COMPUTE timer, which
- * reads MPI_Wtime(): under SMPI it measures the modelled container, natively the real one. */
+ * reads MPI_Wtime(): under SMPI it measures the modelled container, natively the real one.
+ * The weight update itself is the policy's (policy.h); this file only measures, decides
+ * when, and keeps the history the oscillation metric needs. */
 #include "balance.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,24 +14,27 @@
 
 struct dem_balance {
   dem_sim_t *sim;
-  dem_policy_t policy;
+  const dem_policy_t *policy;
+  void *state;             /* the policy's, or NULL */
   int ranks;
   long every;              /* steps between repartitions */
   double threshold;        /* %, lambda that triggers a repartition (0: off) */
-  double rw5_threshold;    /* %, RW5 */
   long check_every;        /* steps between load measurements for the threshold */
   double last_compute;     /* s, COMPUTE timer at the start of the interval */
   long interval_start;     /* step at the start of the interval */
   double *weights;         /* per rank */
+  double *w_new;           /* per rank, the policy's output */
   double *loads;           /* s per step, per rank, last interval */
   double lambda;           /* % */
   int have_loads;
+  /* history: weights before the first repartition and after each, lambda after each */
+  double *w_hist;          /* (reps + 1) x ranks */
+  double *lambda_after;    /* %, reps (those measured) */
+  int reps, n_after, cap;
+  int after_pending;       /* the next measured interval follows a repartition */
 };
 
-const char *dem_balance_policy_name(dem_policy_t p)
-{
-  return p == DEM_POLICY_RW ? "RW" : p == DEM_POLICY_RW5 ? "RW5" : "NOW";
-}
+const char *dem_balance_policy_name(const dem_balance_t *b) { return b->policy->name; }
 
 double dem_balance_imbalance(const double *load, int n)
 {
@@ -41,21 +47,16 @@ double dem_balance_imbalance(const double *load, int n)
   return (mx / (sum / n) - 1.0) * 100.0;
 }
 
-void dem_balance_rw(const double *w_old, const double *load, int n, double *w_new)
+double dem_balance_oscillation(const double *w, int reps, int n)
 {
+  if (reps < 2 || n <= 0) return 0.0;
   double sum = 0;
-  for (int i = 0; i < n; i++) sum += load[i];
-  double avg = sum / n;
-  double wsum = 0;
-  for (int i = 0; i < n; i++) {
-    double w = avg > 0 ? w_old[i] * (2.0 - load[i] / avg) : w_old[i];
-    /* a rank more than twice as slow as the average would get a negative weight: keep a
-     * small positive part so Zoltan still gives it something to measure next time */
-    if (w < 0.05 * w_old[i]) w = 0.05 * w_old[i];
-    w_new[i] = w;
-    wsum += w;
-  }
-  for (int i = 0; i < n; i++) w_new[i] *= n / wsum;
+  for (int k = 2; k <= reps; k++)
+    for (int i = 0; i < n; i++) {
+      double d0 = w[(k - 1) * n + i] - w[(k - 2) * n + i], d1 = w[k * n + i] - w[(k - 1) * n + i];
+      if ((d0 > 0 && d1 < 0) || (d0 < 0 && d1 > 0)) sum += fmin(fabs(d0), fabs(d1));
+    }
+  return sum / ((double)n * (reps - 1));
 }
 
 dem_balance_t *dem_balance_create(const dem_scenario_t *sc, dem_sim_t *sim)
@@ -64,27 +65,39 @@ dem_balance_t *dem_balance_create(const dem_scenario_t *sc, dem_sim_t *sim)
   if (!b) return NULL;
   b->sim = sim;
   b->ranks = sim->ranks;
-  b->policy = strcmp(sc->policy, "RW") == 0 ? DEM_POLICY_RW : strcmp(sc->policy, "RW5") == 0 ? DEM_POLICY_RW5
-                                                                                               : DEM_POLICY_NOW;
+  /* scenario.c accepts only the table's names; NOW is the default */
+  b->policy = dem_policy_find(sc->policy);
+  if (!b->policy) b->policy = &dem_policy_now;
+  dem_policy_params_t p = {.rw5_threshold = sc->rw5_threshold, .ewma_alpha = sc->ewma_alpha,
+                           .pi_kp = sc->pi_kp, .pi_ki = sc->pi_ki};
+  int ok = 1;
+  if (b->policy->init) b->state = b->policy->init(&p, b->ranks, &ok);
   b->every = sc->repartition_every;
   b->threshold = sc->lambda_threshold;
-  b->rw5_threshold = sc->rw5_threshold;
   b->check_every = sc->metrics_every < b->every ? sc->metrics_every : b->every;
+  b->cap = 16;
   b->weights = malloc((size_t)b->ranks * sizeof *b->weights);
+  b->w_new = malloc((size_t)b->ranks * sizeof *b->w_new);
   b->loads = calloc((size_t)b->ranks, sizeof *b->loads);
-  if (!b->weights || !b->loads) {
+  b->w_hist = malloc((size_t)(b->cap + 1) * (size_t)b->ranks * sizeof *b->w_hist);
+  b->lambda_after = malloc((size_t)b->cap * sizeof *b->lambda_after);
+  if (!ok || !b->weights || !b->w_new || !b->loads || !b->w_hist || !b->lambda_after) {
     dem_balance_destroy(&b);
     return NULL;
   }
-  for (int i = 0; i < b->ranks; i++) b->weights[i] = 1.0;
+  for (int i = 0; i < b->ranks; i++) b->weights[i] = b->w_hist[i] = 1.0;
   return b;
 }
 
 void dem_balance_destroy(dem_balance_t **b)
 {
   if (!*b) return;
+  if ((*b)->state && (*b)->policy->destroy) (*b)->policy->destroy((*b)->state);
   free((*b)->weights);
+  free((*b)->w_new);
   free((*b)->loads);
+  free((*b)->w_hist);
+  free((*b)->lambda_after);
   free(*b);
   *b = NULL;
 }
@@ -103,6 +116,10 @@ static void measure(dem_balance_t *b, long step)
   b->interval_start = step;
   if (b->lambda > b->sim->lambda_max) b->sim->lambda_max = b->lambda;
   b->sim->lambda_last = b->lambda;
+  if (b->after_pending && b->have_loads) {
+    b->lambda_after[b->n_after++] = b->lambda;
+    b->after_pending = 0;
+  }
 }
 
 int dem_balance_condition(dem_balance_t *b, long step)
@@ -117,26 +134,52 @@ int dem_balance_condition(dem_balance_t *b, long step)
   return due || (check && b->lambda > b->threshold);
 }
 
+/* Appends the current weights to the history (one more repartition). 0 or -1. */
+static int record(dem_balance_t *b)
+{
+  if (b->reps == b->cap) {
+    int cap = 2 * b->cap;
+    double *h = realloc(b->w_hist, (size_t)(cap + 1) * (size_t)b->ranks * sizeof *h);
+    if (h) b->w_hist = h;
+    double *l = realloc(b->lambda_after, (size_t)cap * sizeof *l);
+    if (l) b->lambda_after = l;
+    if (!h || !l) return -1;
+    b->cap = cap;
+  }
+  b->reps++;
+  memcpy(b->w_hist + (size_t)b->reps * (size_t)b->ranks, b->weights, (size_t)b->ranks * sizeof *b->weights);
+  b->after_pending = 1;
+  return 0;
+}
+
 int dem_balance_update_weights(dem_balance_t *b, long step)
 {
   (void)step;
-  if (!b->have_loads || b->policy == DEM_POLICY_NOW) return 0;
-  if (b->policy == DEM_POLICY_RW5 && b->lambda <= b->rw5_threshold) return 0;
-  double *w = malloc((size_t)b->ranks * sizeof *w);
-  if (!w) return -1;
-  dem_balance_rw(b->weights, b->loads, b->ranks, w);
-  memcpy(b->weights, w, (size_t)b->ranks * sizeof *w);
-  free(w);
-  return 0;
+  if (b->have_loads && b->policy->update(b->state, b->weights, b->loads, b->ranks, b->lambda, b->w_new))
+    memcpy(b->weights, b->w_new, (size_t)b->ranks * sizeof *b->weights);
+  return record(b);
 }
 
 const double *dem_balance_weights(const dem_balance_t *b) { return b->weights; }
 
 void dem_balance_restore(dem_balance_t *b, const double *weights, long step)
 {
-  if (weights) memcpy(b->weights, weights, (size_t)b->ranks * sizeof *b->weights);
+  if (weights) {
+    memcpy(b->weights, weights, (size_t)b->ranks * sizeof *b->weights);
+    memcpy(b->w_hist, weights, (size_t)b->ranks * sizeof *b->weights);
+  }
   b->interval_start = step;
 }
 double dem_balance_lambda(const dem_balance_t *b) { return b->lambda; }
 const double *dem_balance_loads(const dem_balance_t *b) { return b->loads; }
-dem_policy_t dem_balance_policy(const dem_balance_t *b) { return b->policy; }
+
+const double *dem_balance_lambda_after(const dem_balance_t *b, int *n)
+{
+  *n = b->n_after;
+  return b->lambda_after;
+}
+
+double dem_balance_weight_oscillation(const dem_balance_t *b)
+{
+  return dem_balance_oscillation(b->w_hist, b->reps, b->ranks);
+}

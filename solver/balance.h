@@ -1,17 +1,17 @@
-/* Load monitoring and the study's load-balancing policies.
+/* Load monitoring and the repartition condition; the weight update is the policy's (policy.h).
  *   L_i      : the rank's own DEM computation time (COMPUTE timer) over the last interval
  *   lambda   : (L_max / L_avg - 1) * 100, in percent
- *   RW       : W_i_new = W_i_old * (2 - L_i / L_avg) at each repartition
- *   RW5      : as RW, but the weights change only when lambda > rw5_threshold (5 %)
- *   NOW      : equal weights
- *   Condition: every repartition_every steps, or when lambda > lambda_threshold (if > 0). */
+ *   policies : NOW, RW, RW5, EWMA, PI (one file each, policy_*.c)
+ *   Condition: every repartition_every steps, or when lambda > lambda_threshold (if > 0).
+ * Each repartition's weights and the lambda of the interval after it are kept, for the
+ * oscillation metric of summary.json (dem_balance_oscillation). */
 #ifndef DEMSIM_SOLVER_BALANCE_H
 #define DEMSIM_SOLVER_BALANCE_H
 
+#include "policy.h"
+
 struct dem_scenario;
 struct dem_sim;
-
-typedef enum { DEM_POLICY_NOW, DEM_POLICY_RW, DEM_POLICY_RW5 } dem_policy_t;
 
 typedef struct dem_balance dem_balance_t;
 
@@ -20,7 +20,8 @@ void dem_balance_destroy(dem_balance_t **b);
 /* Collective. Measures the loads of the interval when one ends and decides whether to
  * repartition before step `step` + 1. Returns 1 to repartition, 0 otherwise. */
 int dem_balance_condition(dem_balance_t *b, long step);
-/* Applies the policy to the weights (uses the loads measured by the last condition). 0 or -1. */
+/* Applies the policy to the weights (uses the loads measured by the last condition) and
+ * records them for the oscillation metric. 0 or -1. */
 int dem_balance_update_weights(dem_balance_t *b, long step);
 /* Current weights, one per rank, normalised to sum to the number of ranks. */
 const double *dem_balance_weights(const dem_balance_t *b);
@@ -28,11 +29,21 @@ const double *dem_balance_weights(const dem_balance_t *b);
 void dem_balance_restore(dem_balance_t *b, const double *weights, long step);
 double dem_balance_lambda(const dem_balance_t *b);      /* %, last measured */
 const double *dem_balance_loads(const dem_balance_t *b); /* s, last interval, per rank */
-dem_policy_t dem_balance_policy(const dem_balance_t *b);
-const char *dem_balance_policy_name(dem_policy_t p);
+const char *dem_balance_policy_name(const dem_balance_t *b);
+/* %, the lambda of the interval after each repartition (those measured so far); sets *n. */
+const double *dem_balance_lambda_after(const dem_balance_t *b, int *n);
+/* The oscillation metric of this run's weights (see dem_balance_oscillation). */
+double dem_balance_weight_oscillation(const dem_balance_t *b);
 
 /* Pure helpers, tested against hand-computed values. */
 double dem_balance_imbalance(const double *load, int n);
-void dem_balance_rw(const double *w_old, const double *load, int n, double *w_new);
+/* Weight oscillation of a sequence of weights: w[k * n + i] is rank i's weight after
+ * repartition k (k = 0: before the first; weights sum to n, so 1 is the average rank's).
+ * With d_k,i = w[k] - w[k-1], each reversal (d_k,i and d_k-1,i of opposite signs) counts
+ * min(|d_k,i|, |d_k-1,i|); the metric is their sum over ranks and k, divided by
+ * n x (reps - 1), for reps >= 2 weight changes (0 otherwise). It is 0 for weights that move
+ * monotonically to their balance and then stay (up to noise of their own size), and grows
+ * with the amplitude and the frequency of back-and-forth moves. */
+double dem_balance_oscillation(const double *w, int reps, int n);
 
 #endif

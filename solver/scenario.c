@@ -7,6 +7,7 @@
  * list of container names) and `stress` (a list of groups); they have their own readers. */
 #include "scenario.h"
 #include "error.h"
+#include "policy.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -66,11 +67,15 @@ static const key_def_t keys[] = {
   {"physics.check_every", K_LONG, OFF(check_every), 0, 0, 1e15, 0, "steps",
    "steps between numerical checks: NaN/inf, escaped particles, deep overlaps (0: never)", NULL},
   {"run.ranks", K_INT, OFF(ranks), 0, 0, 65536, 1, "-", "MPI processes", NULL},
-  {"run.policy", K_STRING, OFF(policy), SZ(policy), 0, 0, 0, "", "load-balancing policy", "NOW|RW|RW5"},
+  {"run.policy", K_STRING, OFF(policy), SZ(policy), 0, 0, 0, "", "load-balancing policy (scenarios/README.md)", "NOW|RW|RW5|EWMA|PI"},
   {"run.repartition_every", K_LONG, OFF(repartition_every), 0, 0, 1e15, 1, "steps", "repartition period", NULL},
   {"run.lambda_threshold", K_DOUBLE, OFF(lambda_threshold), 0, 0, BIG, 0, "%",
    "imbalance that triggers an extra repartition (0: never)", NULL},
   {"run.rw5_threshold", K_DOUBLE, OFF(rw5_threshold), 0, 0, BIG, 0, "%", "RW5: weights change only above this imbalance", NULL},
+  {"run.ewma_alpha", K_DOUBLE, OFF(ewma_alpha), 0, 0, 1, 1, "-",
+   "EWMA: smoothing factor of the measured speeds, in (0, 1] (1: no smoothing)", NULL},
+  {"run.pi_kp", K_DOUBLE, OFF(pi_kp), 0, 0, 2, 0, "-", "PI: proportional gain, 0..2 (1 with pi_ki = 0: RW's step)", NULL},
+  {"run.pi_ki", K_DOUBLE, OFF(pi_ki), 0, 0, 1, 0, "-", "PI: integral gain, 0..1", NULL},
   {"run.imbalance_tol", K_DOUBLE, OFF(zoltan_imbalance_tol), 0, 1, BIG, 0, "-", "Zoltan IMBALANCE_TOL (max/avg)", NULL},
   {"run.migrate_batch", K_LONG, OFF(migrate_batch), 0, 0, 2147483647.0, 0, "particles",
    "particles a rank sends per round of a migration (0: all in one round); rounds bound a repartition's memory", NULL},
@@ -136,6 +141,9 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->repartition_every = 1000;
   s->lambda_threshold = 0.0;
   s->rw5_threshold = 5.0;
+  s->ewma_alpha = 0.5;
+  s->pi_kp = 1.0;
+  s->pi_ki = 0.3;
   s->zoltan_imbalance_tol = 1.05;
   s->migrate_batch = 0;
   snprintf(s->backend, sizeof s->backend, "opencl");
@@ -559,6 +567,8 @@ void dem_scenario_print_keys(void *stream)
   }
   for (size_t i = 0; i < sizeof list_keys_help / sizeof list_keys_help[0]; i++)
     fprintf(out, "  %-26s %s\n", list_keys_help[i][0], list_keys_help[i][1]);
+  fprintf(out, "run.policy:\n");
+  for (const dem_policy_t *const *p = dem_policy_table(); *p; p++) fprintf(out, "  %-26s %s\n", (*p)->name, (*p)->help);
 }
 
 void dem_scenario_print(const dem_scenario_t *s, void *stream)

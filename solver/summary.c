@@ -48,10 +48,17 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   json_object_set_new(o, "kinetic_energy_end_J", json_real(sim->ke_end));
   json_object_set_new(o, "restarted_from_step", json_integer(sim->restart_step));
   json_object_set_new(o, "contact_searches", json_integer(sim->searches));
-  json_object_set_new(o, "policy", json_string(dem_balance_policy_name(dem_balance_policy(sim->balance))));
+  json_object_set_new(o, "policy", json_string(dem_balance_policy_name(sim->balance)));
   json_object_set_new(o, "repartitions", json_integer(sim->repartitions));
   json_object_set_new(o, "lambda_max_percent", json_real(sim->lambda_max));
   json_object_set_new(o, "lambda_final_percent", json_real(sim->lambda_last));
+  /* damping: balance.h defines the metric */
+  json_object_set_new(o, "weight_oscillation", json_real(dem_balance_weight_oscillation(sim->balance)));
+  int n_after;
+  const double *after = dem_balance_lambda_after(sim->balance, &n_after);
+  json_t *la = json_array();
+  for (int k = 0; k < n_after; k++) json_array_append_new(la, json_real(after[k]));
+  json_object_set_new(o, "lambda_after_repartition_percent", la);
   json_t *timers = json_object();
   for (int h = 0; h < DEM_T_COUNT; h++) {
     const char *name = dem_timer_name((dem_timer_t)h);

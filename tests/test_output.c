@@ -49,7 +49,8 @@ static void test_summary_fields(void)
   CU_ASSERT_PTR_NOT_NULL_FATAL(s);
   const char *keys[] = {"particles", "steps", "ranks", "wall_s", "sim_time_s", "particle_steps_per_s",
                         "particles_start", "particles_end", "kinetic_energy_start_J", "kinetic_energy_end_J",
-                        "policy", "repartitions", "lambda_max_percent", "lambda_final_percent", "per_rank"};
+                        "policy", "repartitions", "lambda_max_percent", "lambda_final_percent", "weight_oscillation",
+                        "lambda_after_repartition_percent", "per_rank"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) CU_ASSERT_PTR_NOT_NULL(json_object_get(s, keys[i]));
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(s, "particles")), N);
   CU_ASSERT_EQUAL(json_integer_value(json_object_get(s, "steps")), STEPS);

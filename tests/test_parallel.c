@@ -490,6 +490,77 @@ static void test_lambda_and_rw_formula(void)
   CU_ASSERT(o2[0] / o2[1] < w2[0] / w2[1]);
 }
 
+/* EWMA (policy_ewma.c): speeds w/L smoothed with alpha, weights proportional to them. */
+static void test_ewma_formula(void)
+{
+  /* first update: the measured speeds themselves. W = {1, 1}, L = {1, 3}: v = {1, 1/3},
+   * W = 2 v / (4/3) = {1.5, 0.5} */
+  double speed[2] = {0, 0}, w[2] = {1, 1}, l[2] = {1, 3}, o[2];
+  dem_policy_ewma_step(0.5, speed, w, l, 2, o);
+  CU_ASSERT_DOUBLE_EQUAL(o[0], 1.5, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o[1], 0.5, 1e-12);
+  /* second: W = {1.5, 0.5}, L = {2, 1}: v = {0.75, 0.5}; S = 0.5 v + 0.5 {1, 1/3} = {21/24, 10/24},
+   * W = 2 S / (31/24) = {42/31, 20/31} */
+  double l2[2] = {2, 1}, o2[2];
+  dem_policy_ewma_step(0.5, speed, o, l2, 2, o2);
+  CU_ASSERT_DOUBLE_EQUAL(speed[0], 21.0 / 24.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o2[0], 42.0 / 31.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o2[1], 20.0 / 31.0, 1e-12);
+  /* alpha = 1: the weights jump to the speeds, W = {1, 2}, L = {3, 1}: v = {1/3, 2} -> {2/7, 12/7} */
+  double s1[2] = {0, 0}, w3[2] = {1, 2}, l3[2] = {3, 1}, o3[2];
+  dem_policy_ewma_step(1.0, s1, w3, l3, 2, o3);
+  dem_policy_ewma_step(1.0, s1, w3, l3, 2, o3); /* the old speeds play no part */
+  CU_ASSERT_DOUBLE_EQUAL(o3[0], 2.0 / 7.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o3[1], 12.0 / 7.0, 1e-12);
+}
+
+/* PI (policy_pi.c): W_i (1 + Kp e_i + Ki I_i), e_i = 1 - L_i / L_avg, |Ki I_i| <= 0.5. */
+static void test_pi_formula(void)
+{
+  /* Kp = 1, Ki = 0 is RW, bit for bit */
+  double load[4] = {1.0, 2.0, 3.0, 4.0}, w1[4] = {1, 1, 1, 1}, rw[4], pi[4], integral[4] = {0};
+  dem_balance_rw(w1, load, 4, rw);
+  dem_policy_pi_step(1.0, 0.0, integral, w1, load, 4, pi);
+  for (int i = 0; i < 4; i++) CU_ASSERT_EQUAL(pi[i], rw[i]);
+  /* Kp = 1, Ki = 0.5, W = {1, 1}, L = {1, 3}: e = {0.5, -0.5} = I, W = {1.75, 0.25} */
+  double in[2] = {0, 0}, w[2] = {1, 1}, l[2] = {1, 3}, o[2], o2[2], o3[2];
+  dem_policy_pi_step(1.0, 0.5, in, w, l, 2, o);
+  CU_ASSERT_DOUBLE_EQUAL(o[0], 1.75, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o[1], 0.25, 1e-12);
+  /* the same loads again: I = {1, -1} (the clamp, 0.5 / Ki, just reached): raw {3.5, 0}, the
+   * 5 % floor keeps 0.0125 of rank 1, normalised to sum 2 */
+  dem_policy_pi_step(1.0, 0.5, in, o, l, 2, o2);
+  CU_ASSERT_DOUBLE_EQUAL(in[0], 1.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o2[0], 2.0 * 3.5 / 3.5125, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(o2[1], 2.0 * 0.0125 / 3.5125, 1e-12);
+  /* anti-windup: a third time the integral stays at the clamp */
+  dem_policy_pi_step(1.0, 0.5, in, o2, l, 2, o3);
+  CU_ASSERT_DOUBLE_EQUAL(in[0], 1.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(in[1], -1.0, 1e-12);
+}
+
+/* The oscillation metric (balance.h) on hand-made weight sequences, and the policy table. */
+static void test_oscillation_metric(void)
+{
+  /* d1 = {0.5, -0.5}, d2 = {-0.3, 0.3}, d3 = {0.2, -0.2}: two reversals per rank, counted
+   * 0.3 and 0.2: (2 x 0.3 + 2 x 0.2) / (2 ranks x 2 pairs) = 0.25 */
+  double flip[] = {1, 1, 1.5, 0.5, 1.2, 0.8, 1.4, 0.6};
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_oscillation(flip, 3, 2), 0.25, 1e-12);
+  /* monotone to the balance, then still: 0 */
+  double settle[] = {1, 1, 1.5, 0.5, 1.6, 0.4, 1.6, 0.4};
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_oscillation(settle, 3, 2), 0.0, 1e-15);
+  /* a single change has nothing to reverse */
+  CU_ASSERT_DOUBLE_EQUAL(dem_balance_oscillation(flip, 1, 2), 0.0, 1e-15);
+  const char *names[] = {"NOW", "RW", "RW5", "EWMA", "PI"};
+  for (int i = 0; i < 5; i++) {
+    const dem_policy_t *p = dem_policy_find(names[i]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_STRING_EQUAL(p->name, names[i]);
+    CU_ASSERT_PTR_NOT_NULL(p->help);
+  }
+  CU_ASSERT_PTR_NULL(dem_policy_find("FAST"));
+}
+
 /* Drives the balance object with chosen per-rank COMPUTE totals (NP 2). */
 static void balance_case(const char *policy, double load0, double load1, int expect_change)
 {
@@ -531,6 +602,47 @@ static void test_rw5_threshold(void)
   balance_case("RW", 1.0, 1.3, 1);
   /* NOW never does */
   balance_case("NOW", 1.0, 1.3, 0);
+}
+
+/* EWMA and PI through the balance object (NP 2): the weights of the hand-computed updates,
+ * one lambda after the repartition, a weight history for the metric. */
+static void test_lambda_after(void)
+{
+  if (size != 2) return;
+  const char *policies[] = {"EWMA", "PI"};
+  for (int c = 0; c < 2; c++) {
+    static dem_scenario_t sc;
+    dem_scenario_defaults(&sc);
+    snprintf(sc.policy, sizeof sc.policy, "%s", policies[c]);
+    sc.ranks = 2;
+    sc.repartition_every = 100;
+    sc.metrics_every = 100;
+    dem_sim_t sim;
+    memset(&sim, 0, sizeof sim);
+    sim.rank = rank;
+    sim.ranks = size;
+    dem_balance_t *b = dem_balance_create(&sc, &sim);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(dem_balance_policy_name(b), policies[c]);
+    CU_ASSERT_EQUAL(dem_balance_condition(b, 0), 0);
+    /* L = {1, 3} per 100 steps: EWMA -> {1.5, 0.5}; PI (Kp 1, Ki 0.3): e = {0.5, -0.5},
+     * W = {1 + 0.5 + 0.15, 1 - 0.5 - 0.15} = {1.65, 0.35} */
+    sim.timers.total[DEM_T_COMPUTE] = rank == 0 ? 1.0 : 3.0;
+    CU_ASSERT_EQUAL(dem_balance_condition(b, 100), 1);
+    CU_ASSERT_EQUAL(dem_balance_update_weights(b, 100), 0);
+    CU_ASSERT_DOUBLE_EQUAL(dem_balance_weights(b)[0], c == 0 ? 1.5 : 1.65, 1e-12);
+    int n;
+    dem_balance_lambda_after(b, &n);
+    CU_ASSERT_EQUAL(n, 0);
+    /* the next interval: loads {1, 1.2}: lambda (1.2 / 1.1 - 1) x 100 recorded once */
+    sim.timers.total[DEM_T_COMPUTE] += rank == 0 ? 1.0 : 1.2;
+    CU_ASSERT_EQUAL(dem_balance_condition(b, 200), 1);
+    const double *after = dem_balance_lambda_after(b, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_DOUBLE_EQUAL(after[0], (1.2 / 1.1 - 1.0) * 100.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(dem_balance_weight_oscillation(b), 0.0, 1e-15); /* one change only */
+    dem_balance_destroy(&b);
+  }
 }
 
 /* Condition(): every repartition_every steps, and in between when lambda exceeds the
@@ -580,6 +692,10 @@ static CU_TestInfo parallel_tests[] = {
 static CU_TestInfo balance_tests[] = {
   {"lambda and the RW weight update, hand-computed", test_lambda_and_rw_formula},
   {"RW5 keeps the weights when lambda <= 5 %, NOW always", test_rw5_threshold},
+  {"EWMA: smoothed speeds, hand-computed", test_ewma_formula},
+  {"PI: Kp = 1, Ki = 0 is RW; the integral and its clamp, hand-computed", test_pi_formula},
+  {"weight oscillation of hand-made sequences; the policy table", test_oscillation_metric},
+  {"the balance object records lambda after each repartition (EWMA, PI)", test_lambda_after},
   {"Condition(): the lambda threshold triggers a repartition between periodic ones", test_threshold_trigger},
   CU_TEST_INFO_NULL,
 };

@@ -59,7 +59,7 @@ static json_t *load_without_wall(const char *sub)
 #ifndef DEMSIM_SMPI
   /* natively every time is wall time: compare what does not depend on it */
   const char *timed[] = {"sim_time_s", "particle_steps_per_s", "rank0_timers_s", "per_rank", "lambda_max_percent",
-                         "lambda_final_percent"};
+                         "lambda_final_percent", "lambda_after_repartition_percent", "weight_oscillation"};
   for (size_t i = 0; i < sizeof timed / sizeof timed[0]; i++) json_object_del(s, timed[i]);
 #endif
   return s;

@@ -27,7 +27,7 @@ import figures  # noqa: E402  (matplotlib, Agg backend)
 import sweep  # noqa: E402
 from figures import plt  # noqa: E402
 
-POLICIES = ("NOW", "RW", "RW5")
+POLICIES = ("NOW", "RW", "RW5", "EWMA", "PI")
 
 
 def run_policy(demsim, scenario, policy, rundir, extra):

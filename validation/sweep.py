@@ -55,7 +55,7 @@ def main():
     argv, extra = split_extra(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenarios", nargs="+")
-    ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], choices=["NOW", "RW", "RW5"])
+    ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], choices=["NOW", "RW", "RW5", "EWMA", "PI"])
     ap.add_argument("--out", default="out/sweep")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
