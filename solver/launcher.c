@@ -180,8 +180,10 @@ int dem_launch_in_process(const dem_scenario_t *s)
   return (s->ranks == 1 && s->n_stress == 0 && !s->hostmap[0]) || getenv("OMPI_COMM_WORLD_SIZE") != NULL;
 }
 
-/* The shell loop of a stress: constant, or on/off periodic, after its start delay. Each command
- * runs in the background and is waited for, so that a TERM trap (host map) fires at once. */
+/* The shell loop of a stress: constant, or on/off periodic, after its start delay. Under a host
+ * map each command runs in the background and is waited for, so that the TERM trap fires at once;
+ * the trap stops the group and waits for it, so that no stress-ng outlives the shell (and its
+ * mpirun). */
 static void stress_script(const dem_stress_t *st, int trap, char *cmd, size_t len)
 {
   char what[128];
@@ -194,10 +196,10 @@ static void stress_script(const dem_stress_t *st, int trap, char *cmd, size_t le
   else if (!trap)
     snprintf(cmd, len, "sleep %g; exec %s", st->start_s, what);
   else if (st->on_s > 0)
-    snprintf(cmd, len, "trap \"trap - TERM; kill 0\" TERM; sleep %g & wait $!; while :; do %s --timeout %gs & wait $!; "
+    snprintf(cmd, len, "trap \"trap \\\"\\\" TERM; kill 0; wait; exit 0\" TERM; sleep %g & wait $!; while :; do %s --timeout %gs & wait $!; "
              "sleep %g & wait $!; done", st->start_s, what, st->on_s, st->off_s);
   else
-    snprintf(cmd, len, "trap \"trap - TERM; kill 0\" TERM; sleep %g & wait $!; %s & wait $!", st->start_s, what);
+    snprintf(cmd, len, "trap \"trap \\\"\\\" TERM; kill 0; wait; exit 0\" TERM; sleep %g & wait $!; %s & wait $!", st->start_s, what);
 }
 
 /* Starts args in a process group of its own. */
