@@ -43,6 +43,7 @@
  *   crashed in 10 of 10 runs before. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "device.h"
+#include "hostmap.h"
 
 #include <CL/cl.h>
 #include <stdarg.h>
@@ -157,8 +158,23 @@ static void dem_release_mem(cl_mem *m)
   *m = NULL;
 }
 
+/* Under a host map each rank is pinned to its container's cores (mpirun's rankfile) and the
+ * launcher exports DEMSIM_CU_FROM_AFFINITY=1: PoCL then gets exactly those cores as compute units
+ * (POCL_CPU_MAX_CU_COUNT, unless the user set it), read before PoCL first looks at it. */
+static void dem_device_cu_from_affinity(void)
+{
+  const char *on = getenv("DEMSIM_CU_FROM_AFFINITY"), *user = getenv("POCL_CPU_MAX_CU_COUNT");
+  if (!on || strcmp(on, "1") != 0 || (user && *user)) return;
+  char cpus[256], v[16];
+  int n = dem_hostmap_affinity(cpus, sizeof cpus);
+  if (n < 1) return;
+  snprintf(v, sizeof v, "%d", n);
+  setenv("POCL_CPU_MAX_CU_COUNT", v, 1);
+}
+
 static int dem_device_select(dem_device_t *d, int platform, int device, const char *type)
 {
+  dem_device_cu_from_affinity();
   cl_device_type want = CL_DEVICE_TYPE_ALL;
   if (!type || strcmp(type, "any") == 0) want = CL_DEVICE_TYPE_ALL;
   else if (strcmp(type, "cpu") == 0) want = CL_DEVICE_TYPE_CPU;

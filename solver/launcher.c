@@ -13,10 +13,12 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "probe.h"
+#include "hostmap.h"
 #include "scenario.h"
 #ifdef DEMSIM_SMPI
 #include "platform_check.h"
@@ -53,7 +55,6 @@ static int run_and_wait(char **args, int dry_run)
   return 1;
 }
 
-#ifdef DEMSIM_SMPI
 static int make_dirs(const char *path)
 {
   char tmp[DEM_PATH_MAX];
@@ -67,6 +68,7 @@ static int make_dirs(const char *path)
   return (mkdir(tmp, 0777) && errno != EEXIST) ? -1 : 0;
 }
 
+#ifdef DEMSIM_SMPI
 static void self_dir(char *buf, size_t len)
 {
   ssize_t n = readlink("/proc/self/exe", buf, len - 1);
@@ -178,31 +180,70 @@ int main(int argc, char **argv)
 
 int dem_launch_in_process(const dem_scenario_t *s)
 {
-  /* declared stress needs the launcher, which starts the real stress-ng processes */
-  return (s->ranks == 1 && s->n_stress == 0) || getenv("OMPI_COMM_WORLD_SIZE") != NULL;
+  /* declared stress needs the launcher, which starts the real stress-ng processes; a host map
+   * needs it to place even a single rank */
+  return (s->ranks == 1 && s->n_stress == 0 && !s->hostmap[0]) || getenv("OMPI_COMM_WORLD_SIZE") != NULL;
 }
 
-/* Real co-located load on this machine: stress-ng, constant or on/off periodic. */
-static pid_t start_stress(const dem_stress_t *st)
+/* The shell loop of a stress: constant, or on/off periodic, after its start delay. Under a host
+ * map each command runs in the background and is waited for, so that the TERM trap fires at once;
+ * the trap stops the group and waits for it, so that no stress-ng outlives the shell (and its
+ * mpirun). */
+static void stress_script(const dem_stress_t *st, int trap, char *cmd, size_t len)
 {
-  char cmd[512];
   char what[128];
   if (st->vm)
     snprintf(what, sizeof what, "stress-ng --quiet --vm %d --vm-bytes %.0f --vm-keep", st->workers, st->bytes);
   else
     snprintf(what, sizeof what, "stress-ng --quiet --cpu %d --cpu-method fft", st->workers);
-  if (st->on_s > 0)
-    snprintf(cmd, sizeof cmd, "sleep %g; while :; do %s --timeout %gs; sleep %g; done", st->start_s, what, st->on_s,
-             st->off_s);
+  if (!trap && st->on_s > 0)
+    snprintf(cmd, len, "sleep %g; while :; do %s --timeout %gs; sleep %g; done", st->start_s, what, st->on_s, st->off_s);
+  else if (!trap)
+    snprintf(cmd, len, "sleep %g; exec %s", st->start_s, what);
+  else if (st->on_s > 0)
+    snprintf(cmd, len, "trap \"trap \\\"\\\" TERM; kill 0; wait; exit 0\" TERM; sleep %g & wait $!; while :; do %s --timeout %gs & wait $!; "
+             "sleep %g & wait $!; done", st->start_s, what, st->on_s, st->off_s);
   else
-    snprintf(cmd, sizeof cmd, "sleep %g; exec %s", st->start_s, what);
+    snprintf(cmd, len, "trap \"trap \\\"\\\" TERM; kill 0; wait; exit 0\" TERM; sleep %g & wait $!; %s & wait $!", st->start_s, what);
+}
+
+/* Starts args in a process group of its own. */
+static pid_t start_group(char **args)
+{
+  fflush(stdout);
+  fflush(stderr);
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);
-    execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+    execvp(args[0], args);
     _exit(127);
   }
   return pid;
+}
+
+/* Real co-located load on this machine: stress-ng, constant or on/off periodic. */
+static pid_t start_stress(const dem_stress_t *st)
+{
+  char cmd[640];
+  stress_script(st, 0, cmd, sizeof cmd);
+  char *args[] = {"/bin/sh", "-c", cmd, NULL};
+  return start_group(args);
+}
+
+/* Stops the stress launched as pids (SIGTERM, then SIGKILL to the group after a few seconds). */
+static void stop_stress(const pid_t *pid, int n, int group)
+{
+  for (int i = 0; i < n; i++)
+    if (pid[i] > 0) kill(group ? -pid[i] : pid[i], SIGTERM);
+  for (int i = 0; i < n; i++) {
+    if (pid[i] <= 0) continue;
+    int tries = 0;
+    while (waitpid(pid[i], NULL, WNOHANG) == 0) {
+      if (++tries == 50) kill(-pid[i], SIGKILL); /* 5 s */
+      struct timespec ts = {0, 100000000};
+      nanosleep(&ts, NULL);
+    }
+  }
 }
 
 /* Each rank's OpenCL device gets its share of this machine's cores: PoCL's CPU driver starts a
@@ -235,8 +276,144 @@ static int share_cores(int ranks, char **args, int *k, char *pe, size_t pelen, i
   return share;
 }
 
+/* Host map (native.hostmap): the ranks placed by an Open MPI hostfile and rankfile, each pinned
+ * to its container's cores; PoCL in each rank then takes as many compute units as the rank has
+ * CPUs (DEMSIM_CU_FROM_AFFINITY, solver/device.c) instead of a share of this machine. Each stress
+ * starts on its container's host through mpirun (no remote shell to set up), pinned with taskset. */
+static void print_hostfile(FILE *f, const dem_scenario_t *s, const dem_hostmap_place_t *place)
+{
+  for (int r = 0; r < s->ranks; r++) {
+    int first = 1, slots = 0;
+    for (int q = 0; q < s->ranks; q++)
+      if (strcmp(place[q].host, place[r].host) == 0) {
+        if (q < r) first = 0;
+        slots++;
+      }
+    if (first) fprintf(f, "%s slots=%d\n", place[r].host, slots);
+  }
+}
+
+static void print_rankfile(FILE *f, const dem_scenario_t *s, const dem_hostmap_place_t *place)
+{
+  for (int r = 0; r < s->ranks; r++) fprintf(f, "rank %d=%s slot=%s\n", r, place[r].host, place[r].slot);
+}
+
+typedef void (*placement_printer_t)(FILE *, const dem_scenario_t *, const dem_hostmap_place_t *);
+
+/* Writes (or, in a dry run, prints) one placement file. */
+static int placement_file(const char *path, placement_printer_t print, const dem_scenario_t *s,
+                          const dem_hostmap_place_t *place, int dry_run)
+{
+  if (dry_run) {
+    printf("%s:\n", path);
+    print(stdout, s, place);
+    return 0;
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "demsim: cannot write %s: %s\n", path, strerror(errno));
+    return 2;
+  }
+  print(f, s, place);
+  return fclose(f) ? 2 : 0;
+}
+
+/* mpirun [--allow-run-as-root] --host HOST -np 1 --bind-to none taskset -c CORES sh -c SCRIPT */
+static void stress_args(const dem_hostmap_entry_t *e, const dem_stress_t *st, char *script, size_t len, char **args)
+{
+  int k = 0;
+  stress_script(st, 1, script, len);
+  args[k++] = "mpirun";
+  if (geteuid() == 0) args[k++] = "--allow-run-as-root";
+  args[k++] = "--host";
+  args[k++] = (char *)e->host;
+  args[k++] = "-np";
+  args[k++] = "1";
+  args[k++] = "--bind-to";
+  args[k++] = "none";
+  args[k++] = "taskset";
+  args[k++] = "-c";
+  args[k++] = (char *)e->cores;
+  args[k++] = "sh";
+  args[k++] = "-c";
+  args[k++] = script;
+  args[k] = NULL;
+}
+
+static void print_args(char **args)
+{
+  for (int i = 0; args[i]; i++) printf(strchr(args[i], ' ') ? "%s'%s'" : "%s%s", i ? " " : "", args[i]);
+  printf("\n");
+}
+
+static void self_path(char *self, size_t len, const char *argv0)
+{
+  ssize_t n = readlink("/proc/self/exe", self, len - 1);
+  if (n <= 0) snprintf(self, len, "%s", argv0);
+  else self[n] = '\0';
+}
+
+/* Writes the placement, starts the stresses and the ranks, stops the stresses at the end. */
+static int run_hostmap(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli, const dem_hostmap_t *m,
+                       const dem_hostmap_place_t *place)
+{
+  char hostfile[DEM_PATH_MAX + 16], rankfile[DEM_PATH_MAX + 16], np[16], self[DEM_PATH_MAX];
+  snprintf(hostfile, sizeof hostfile, "%s/hostfile", s->out_dir);
+  snprintf(rankfile, sizeof rankfile, "%s/rankfile", s->out_dir);
+  snprintf(np, sizeof np, "%d", s->ranks);
+  self_path(self, sizeof self, argv[0]);
+  if (!cli->dry_run && make_dirs(s->out_dir)) {
+    fprintf(stderr, "demsim: key 'output.dir' = \"%s\": cannot create it: %s\n", s->out_dir, strerror(errno));
+    return 2;
+  }
+  if (placement_file(hostfile, print_hostfile, s, place, cli->dry_run) ||
+      placement_file(rankfile, print_rankfile, s, place, cli->dry_run))
+    return 2;
+  char *args[MAX_ARGS];
+  int k = 0;
+  args[k++] = "mpirun";
+  if (geteuid() == 0) args[k++] = "--allow-run-as-root";
+  const char *fixed[] = {"--hostfile", hostfile, "--rankfile", rankfile, "-np", np, "-x", "DEMSIM_CU_FROM_AFFINITY=1", self};
+  for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) args[k++] = (char *)fixed[i];
+  for (int i = 1; i < argc && k < MAX_ARGS - 1; i++) args[k++] = argv[i];
+  args[k] = NULL;
+  pid_t stress[DEM_MAX_STRESS];
+  int n_stress = 0;
+  for (int i = 0; i < s->n_stress; i++) {
+    char script[640], *sargs[16];
+    stress_args(&m->e[dem_hostmap_find(m, s->stress[i].host)], &s->stress[i], script, sizeof script, sargs);
+    if (cli->dry_run) {
+      printf("stress[%d] on %s: ", i, s->stress[i].host);
+      print_args(sargs);
+    } else {
+      stress[n_stress++] = start_group(sargs);
+    }
+  }
+  int rc = run_and_wait(args, cli->dry_run);
+  stop_stress(stress, n_stress, 0);
+  return rc;
+}
+
+static int launch_hostmap(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+{
+  dem_hostmap_t *m = calloc(1, sizeof *m);
+  dem_hostmap_place_t *place = calloc((size_t)s->ranks, sizeof *place);
+  char err[2048];
+  int rc = (!m || !place) ? 1 : 0;
+  if (rc == 0 && (dem_scenario_read_hostmap(s->hostmap, m, err, sizeof err) ||
+                  dem_hostmap_check(m, s, place, stderr, err, sizeof err))) {
+    fprintf(stderr, "demsim: %s\n", err);
+    rc = 2;
+  }
+  if (rc == 0) rc = run_hostmap(argc, argv, s, cli, m, place);
+  free(m);
+  free(place);
+  return rc;
+}
+
 int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
+  if (s->hostmap[0]) return launch_hostmap(argc, argv, s, cli);
   char np[16], self[DEM_PATH_MAX], pe[32];
   snprintf(np, sizeof np, "%d", s->ranks);
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -258,11 +435,7 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   if (!cli->dry_run)
     for (int i = 0; i < s->n_stress; i++) stress[n_stress++] = start_stress(&s->stress[i]);
   int rc = run_and_wait(args, cli->dry_run);
-  for (int i = 0; i < n_stress; i++)
-    if (stress[i] > 0) {
-      kill(-stress[i], SIGTERM);
-      waitpid(stress[i], NULL, 0);
-    }
+  stop_stress(stress, n_stress, 1);
   return rc;
 }
 #endif

@@ -41,6 +41,9 @@ int main(int argc, char **argv)
   if (cli.dry_run) {
     printf("demsim: %s is valid; effective configuration:\n", sc.file);
     dem_scenario_print(&sc, stdout);
+#ifndef DEMSIM_SMPI
+    if (sc.hostmap[0]) return dem_launch(argc, argv, &sc, &cli); /* checks the map, prints the placement */
+#endif
     return 0;
   }
 #ifndef DEMSIM_SMPI

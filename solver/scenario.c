@@ -8,6 +8,7 @@
 #include "scenario.h"
 #include "error.h"
 #include "policy.h"
+#include "hostmap.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -80,6 +81,9 @@ static const key_def_t keys[] = {
   {"run.migrate_batch", K_LONG, OFF(migrate_batch), 0, 0, 2147483647.0, 0, "particles",
    "particles a rank sends per round of a migration (0: all in one round); rounds bound a repartition's memory", NULL},
   {"platform.file", K_STRING, OFF(platform), SZ(platform), 0, 0, 0, "", "SimGrid platform (relative to the scenario file)", NULL},
+  {"native.hostmap", K_STRING, OFF(hostmap), SZ(hostmap), 0, 0, 0, "",
+   "native build: host map file placing each container on a real host and cores (relative to the scenario file; "
+   "\"\": none; see scenarios/README.md); ignored by the SMPI build", NULL},
   {"device.backend", K_STRING, OFF(backend), SZ(backend), 0, 0, 0, "", "compute backend", "opencl|reference"},
   {"device.platform", K_INT, OFF(cl_platform), 0, -1, 1024, 0, "-", "OpenCL platform index (-1: first with a device)", NULL},
   {"device.device", K_INT, OFF(cl_device), 0, -1, 1024, 0, "-", "OpenCL device index (-1: first)", NULL},
@@ -352,6 +356,17 @@ static int check_not_empty(config_t *cfg, const char *path, char *err, size_t er
                   "see scenarios/README.md or `demsim keys`)", path);
 }
 
+/* A path set by the file (changed from `before`), relative, becomes relative to the file's directory. */
+static int resolve_path(dem_scenario_t *s, char *field, const char *before, const char *key, char *err, size_t errlen)
+{
+  if (strcmp(before, field) == 0 || !field[0] || field[0] == '/') return 0;
+  char full[2 * DEM_PATH_MAX + 2];
+  snprintf(full, sizeof full, "%s/%s", s->dir, field);
+  if (strlen(full) >= DEM_PATH_MAX) return dem_fail(err, errlen, "%s: key '%s': path too long", s->file, key);
+  memcpy(field, full, strlen(full) + 1);
+  return 0;
+}
+
 /* Shared by the file and text readers: the parsed configuration is walked into s. */
 static int load(dem_scenario_t *s, config_t *cfg, const char *path, char *err, size_t errlen)
 {
@@ -360,18 +375,14 @@ static int load(dem_scenario_t *s, config_t *cfg, const char *path, char *err, s
   char *slash = strrchr(s->dir, '/');
   if (slash) *slash = '\0';
   else snprintf(s->dir, sizeof s->dir, ".");
-  char platform_before[DEM_PATH_MAX];
+  char platform_before[DEM_PATH_MAX], hostmap_before[DEM_PATH_MAX];
   snprintf(platform_before, sizeof platform_before, "%s", s->platform);
+  snprintf(hostmap_before, sizeof hostmap_before, "%s", s->hostmap);
   int rc = walk(s, config_root_setting(cfg), "", path, err, errlen);
   if (rc == 0) rc = check_not_empty(cfg, path, err, errlen); /* after walk: a bad key is named first */
-  /* a platform named in the file is relative to the file */
-  if (rc == 0 && strcmp(platform_before, s->platform) != 0 && s->platform[0] && s->platform[0] != '/') {
-    char full[2 * DEM_PATH_MAX + 2];
-    snprintf(full, sizeof full, "%s/%s", s->dir, s->platform);
-    if (strlen(full) >= sizeof s->platform)
-      return dem_fail(err, errlen, "%s: key 'platform.file': path too long", path);
-    memcpy(s->platform, full, strlen(full) + 1);
-  }
+  /* a platform or host map named in the file is relative to the file */
+  if (rc == 0) rc = resolve_path(s, s->platform, platform_before, "platform.file", err, errlen);
+  if (rc == 0) rc = resolve_path(s, s->hostmap, hostmap_before, "native.hostmap", err, errlen);
   return rc;
 }
 
@@ -400,6 +411,76 @@ int dem_scenario_read_text(dem_scenario_t *s, const char *text, const char *name
   int rc = ok ? load(s, &cfg, name, err, errlen)
               : dem_fail(err, errlen, "%s:%d: syntax error: %s (expected libconfig syntax: key = value;)", name,
                      config_error_line(&cfg), config_error_text(&cfg));
+  config_destroy(&cfg);
+  return rc;
+}
+
+/* One entry of a host map: container, host and cores, all non-empty strings, nothing else. */
+static int read_hostmap_entry(config_setting_t *g, int i, dem_hostmap_t *m, char *err, size_t errlen)
+{
+  dem_hostmap_entry_t *e = &m->e[i];
+  int line = config_setting_source_line(g);
+  const char *name = NULL;
+  if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+    return dem_fail(err, errlen, "%s:%d: entry %d: expected { container = \"...\"; host = \"...\"; cores = \"...\"; }",
+                    m->file, line, i);
+  config_setting_lookup_string(g, "container", &name);
+  if (!name || !*name || strlen(name) >= sizeof e->container)
+    return dem_fail(err, errlen, "%s:%d: entry %d (container \"%s\"): expected a non-empty string 'container' (the "
+                    "scenario's container name)", m->file, line, i, name ? name : "");
+  snprintf(e->container, sizeof e->container, "%s", name);
+  for (int k = 0; k < config_setting_length(g); k++) {
+    const char *key = config_setting_name(config_setting_get_elem(g, k));
+    if (strcmp(key, "container") && strcmp(key, "host") && strcmp(key, "cores"))
+      return dem_fail(err, errlen, "%s:%d: entry %d (container \"%s\"): unknown key '%s' (expected container, host, "
+                      "cores)", m->file, line, i, name, key);
+  }
+  const char *host = NULL, *cores = NULL;
+  config_setting_lookup_string(g, "host", &host);
+  config_setting_lookup_string(g, "cores", &cores);
+  if (!host || !*host || strlen(host) >= sizeof e->host)
+    return dem_fail(err, errlen, "%s:%d: entry %d (container \"%s\"): expected a non-empty string 'host' (the real "
+                    "machine's name or address)", m->file, line, i, name);
+  snprintf(e->host, sizeof e->host, "%s", host);
+  if (!cores || strlen(cores) >= sizeof e->cores || dem_hostmap_parse_cores(cores, e->cpu, &e->ncores))
+    return dem_fail(err, errlen, "%s:%d: entry %d (container \"%s\"): cores \"%s\": expected logical CPU ids below %d "
+                    "as a string like \"0\", \"0-3\" or \"0,2,4-5\"", m->file, line, i, name, cores ? cores : "",
+                    DEM_CPU_MAX);
+  snprintf(e->cores, sizeof e->cores, "%s", cores);
+  int dup = dem_hostmap_find(m, name); /* among the entries before this one */
+  if (dup >= 0)
+    return dem_fail(err, errlen, "%s:%d: entry %d (container \"%s\"): duplicate container (entry %d has it); expected "
+                    "one entry per container", m->file, line, i, name, dup);
+  return 0;
+}
+
+int dem_scenario_read_hostmap(const char *path, dem_hostmap_t *m, char *err, size_t errlen)
+{
+  memset(m, 0, sizeof *m);
+  snprintf(m->file, sizeof m->file, "%s", path);
+  FILE *f = fopen(path, "r");
+  if (!f) return dem_fail(err, errlen, "%s: cannot open the host map (key 'native.hostmap'): %s", path, strerror(errno));
+  config_t cfg;
+  config_init(&cfg);
+  int ok = config_read(&cfg, f), rc = 0;
+  fclose(f);
+  config_setting_t *root = ok ? config_root_setting(&cfg) : NULL, *list = NULL;
+  if (!ok)
+    rc = dem_fail(err, errlen, "%s:%d: syntax error: %s (expected a host map: hostmap = ( { container = \"c0\"; host = "
+                  "\"localhost\"; cores = \"0\"; } );)", path, config_error_line(&cfg), config_error_text(&cfg));
+  for (int k = 0; rc == 0 && k < config_setting_length(root); k++)
+    if (strcmp(config_setting_name(config_setting_get_elem(root, k)), "hostmap"))
+      rc = dem_fail(err, errlen, "%s: unknown key '%s' (expected only hostmap = ( ... );)", path,
+                    config_setting_name(config_setting_get_elem(root, k)));
+  if (rc == 0) list = config_setting_get_member(root, "hostmap");
+  if (rc == 0 && (!list || !config_setting_is_aggregate(list) || config_setting_length(list) == 0 ||
+                  config_setting_length(list) > DEM_HOSTMAP_MAX))
+    rc = dem_fail(err, errlen, "%s: expected hostmap = ( { container = \"c0\"; host = \"localhost\"; cores = \"0\"; }, "
+                  "... ); with 1 to %d entries", path, DEM_HOSTMAP_MAX);
+  for (int i = 0; rc == 0 && i < config_setting_length(list); i++) {
+    rc = read_hostmap_entry(config_setting_get_elem(list, i), i, m, err, errlen);
+    m->n = i + 1;
+  }
   config_destroy(&cfg);
   return rc;
 }

@@ -57,6 +57,7 @@ typedef struct dem_scenario {
   char hosts[DEM_MAX_HOSTS][DEM_NAME_MAX]; /* container of rank r = hosts[r % n_hosts] */
   int n_stress;
   dem_stress_t stress[DEM_MAX_STRESS];
+  char hostmap[DEM_PATH_MAX];   /* native build: containers -> real hosts and cores ("": none), resolved */
 
   /* compute device */
   char backend[16];        /* "opencl" or "reference" */
@@ -86,6 +87,10 @@ int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_
 /* Checks ranges and cross-field conditions (time step against the critical step, initial
  * overlap, hosts and stress against the rank count) and derives params. 0 or -1. */
 int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen);
+struct dem_hostmap;
+/* Reads a host map file (native.hostmap; libconfig, see hostmap.h) into m: entries with
+ * container, host and cores, no other keys, no duplicate container. 0, or -1 with a message. */
+int dem_scenario_read_hostmap(const char *path, struct dem_hostmap *m, char *err, size_t errlen);
 /* Prints every key with its type, default, unit and help (for `demsim keys` and --help). */
 void dem_scenario_print_keys(void *stream);
 /* Prints the effective configuration, one "key = value" per line. */

@@ -1,6 +1,7 @@
 /* Set-up, loop and closing outputs of a run (see simulation.h). */
 #define _GNU_SOURCE
 #include "simulation.h"
+#include "hostmap.h"
 #include "error.h"
 
 #include <errno.h>
@@ -310,6 +311,8 @@ int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
                              .particles = (long)sim->p->n,
                              .ghosts = (long)dem_ghosts_count(sim->ghosts)};
   snprintf(mine.host, sizeof mine.host, "%s", sim->host);
+  dem_parallel_processor_name(mine.processor, sizeof mine.processor);
+  dem_hostmap_affinity(mine.cpus, sizeof mine.cpus);
   dem_summary_rank_t *all = sim->rank == 0 ? calloc((size_t)sim->ranks, sizeof *all) : NULL;
   long *counts = sim->rank == 0 ? calloc((size_t)sim->ranks, sizeof *counts) : NULL;
   dem_parallel_gather_counts((long)sizeof mine, counts, 0);

@@ -71,6 +71,8 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
     json_t *e = json_object();
     json_object_set_new(e, "rank", json_integer(ranks[r].rank));
     json_object_set_new(e, "host", json_string(ranks[r].host));
+    json_object_set_new(e, "processor", json_string(ranks[r].processor));
+    json_object_set_new(e, "cpus", json_string(ranks[r].cpus));
     json_object_set_new(e, "load_s", json_real(ranks[r].load_s));
     json_object_set_new(e, "wait_s", json_real(ranks[r].wait_s));
     json_object_set_new(e, "comm_s", json_real(ranks[r].comm_s));

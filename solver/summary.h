@@ -12,6 +12,8 @@ struct dem_probe_report;
 typedef struct dem_summary_rank {
   int rank;
   char host[64];
+  char processor[64];            /* MPI_Get_processor_name (the SimGrid host under SMPI) */
+  char cpus[64];                 /* CPUs of the rank's affinity mask ("0", "0-1") */
   double load_s, wait_s, comm_s; /* s, summed over the run */
   double weight;
   long particles;                /* owned at the end */

@@ -181,6 +181,95 @@ static void test_bad_platforms_exit_2(void)
 }
 #endif
 
+/* Host maps (native.hostmap). Native build: each bad map exits with 2 and names the map file and
+ * the entry or container; a stress container sharing a rank container's cores is accepted with a
+ * note. SMPI build: the key is accepted and ignored. */
+#ifndef DEMSIM_SMPI
+#define MAP_OK_C0 "{ container = \"c0\"; host = \"localhost\"; cores = \"0\"; }"
+#define MAP_OK_S1 "{ container = \"s1\"; host = \"localhost\"; cores = \"0\"; }"
+
+static const char *map_scenario =
+  "name = \"t\";\nrun = { ranks = 2; };\nplatform = { hosts = [%s]; };\n"
+  "stress = ( { host = \"s1\"; kind = \"vm\"; workers = 1; bytes = 64e6; } );\n"
+  "native = { hostmap = \"%s.map\"; };\n";
+
+/* Writes NAME.map and a scenario using it; runs demsim --dry-run on it. */
+static int run_map_case(const char *name, const char *hosts, const char *entries, char *out, size_t outlen)
+{
+  char path[512], body[2048];
+  snprintf(path, sizeof path, "%s/%s.map", dir, name);
+  FILE *f = fopen(path, "w");
+  CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+  fprintf(f, "hostmap = ( %s );\n", entries);
+  fclose(f);
+  snprintf(body, sizeof body, map_scenario, hosts, name);
+  return run_case(name, body, NULL, out, outlen);
+}
+
+static void test_bad_host_maps_exit_2(void)
+{
+  const char *two = "\"c0\", \"c1\"";
+  const struct { const char *name, *hosts, *entries, *expect; } cases[] = {
+    {"map_unknown_key", two, "{ container = \"c0\"; host = \"localhost\"; cores = \"0\"; colour = 1; }, "
+     "{ container = \"c1\"; host = \"localhost\"; cores = \"1\"; }, " MAP_OK_S1, "entry 0 (container \"c0\"): unknown key 'colour'"},
+    {"map_no_container", two, MAP_OK_C0 ", { host = \"localhost\"; cores = \"1\"; }, " MAP_OK_S1, "entry 1 (container \"\")"},
+    {"map_empty_host", two, MAP_OK_C0 ", { container = \"c1\"; host = \"\"; cores = \"1\"; }, " MAP_OK_S1,
+     "entry 1 (container \"c1\"): expected a non-empty string 'host'"},
+    {"map_bad_cores", two, MAP_OK_C0 ", { container = \"c1\"; host = \"localhost\"; cores = \"1-\"; }, " MAP_OK_S1,
+     "entry 1 (container \"c1\"): cores \"1-\""},
+    {"map_duplicate", two, MAP_OK_C0 ", { container = \"c1\"; host = \"localhost\"; cores = \"1\"; }, " MAP_OK_C0,
+     "entry 2 (container \"c0\"): duplicate container"},
+    {"map_rank_container_missing", two, MAP_OK_C0 ", " MAP_OK_S1, "container \"c1\" runs rank 1"},
+    {"map_stress_container_missing", two, MAP_OK_C0 ", { container = \"c1\"; host = \"localhost\"; cores = \"1\"; }",
+     "container \"s1\" runs stress[0]"},
+    {"map_unknown_host", two, MAP_OK_C0 ", { container = \"c1\"; host = \"no-such-host.invalid\"; cores = \"1\"; }, " MAP_OK_S1,
+     "entry 1 (container \"c1\"): host \"no-such-host.invalid\": unknown host"},
+    {"map_rank_cores_overlap", two, MAP_OK_C0 ", { container = \"c1\"; host = \"localhost\"; cores = \"0\"; }, " MAP_OK_S1,
+     "entries 0 (container \"c0\", cores \"0\") and 1 (container \"c1\", cores \"0\")"},
+    {"map_more_ranks_than_cores", "\"c0\", \"c0\"", MAP_OK_C0 ", " MAP_OK_S1, "entry 0 (container \"c0\"): 2 ranks run on it"},
+    {"map_core_not_here", two, MAP_OK_C0 ", { container = \"c1\"; host = \"localhost\"; cores = \"999\"; }, " MAP_OK_S1,
+     "entry 1 (container \"c1\"): cores \"999\": core 999 does not exist on this machine"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char out[4096], map[300];
+    int rc = run_map_case(cases[i].name, cases[i].hosts, cases[i].entries, out, sizeof out);
+    snprintf(map, sizeof map, "%s.map", cases[i].name);
+    if (rc != 2 || !strstr(out, cases[i].expect) || !strstr(out, map))
+      printf("\n  case %s: exit %d, output: %s", cases[i].name, rc, out);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, cases[i].expect));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, map));
+  }
+}
+
+/* A stress neighbour on a rank container's core: accepted, with one note; the dry run prints the
+ * placement. */
+static void test_host_map_neighbour_noted(void)
+{
+  char out[8192];
+  int rc = run_map_case("map_neighbour", "\"c0\", \"c1\"",
+                        MAP_OK_C0 ", { container = \"c1\"; host = \"localhost\"; cores = \"1\"; }, " MAP_OK_S1, out,
+                        sizeof out);
+  if (rc != 0) printf("\n  neighbour case: exit %d, output: %s", rc, out);
+  CU_ASSERT_EQUAL(rc, 0);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "note:"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "container \"s1\" shares core 0 with container \"c0\""));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "rank 0=localhost slot=0"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "rank 1=localhost slot=1"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "taskset -c 0"));
+}
+#else
+/* Under SMPI the modelled platform places the ranks: a host map, even a missing one, is ignored. */
+static void test_host_map_ignored(void)
+{
+  char out[8192], body[2048];
+  snprintf(body, sizeof body, "%s%snative = { hostmap = \"no-such.map\"; };\n", base, RUN1);
+  int rc = run_case("map_ignored", body, NULL, out, sizeof out);
+  if (rc != 0) printf("\n  ignored map: exit %d, output: %s", rc, out);
+  CU_ASSERT_EQUAL(rc, 0);
+}
+#endif
+
 static void test_missing_file_exits_2(void)
 {
   char cmd[512], out[1024];
@@ -268,6 +357,10 @@ int main(int argc, char **argv)
     {"a missing scenario file exits with 2", test_missing_file_exits_2},
 #ifdef DEMSIM_SMPI
     {"bad platforms exit with 2 and name the host or property", test_bad_platforms_exit_2},
+    {"a host map is ignored under SMPI", test_host_map_ignored},
+#else
+    {"bad host maps exit with 2 and name the map and the entry", test_bad_host_maps_exit_2},
+    {"a stress neighbour sharing a rank's cores is noted", test_host_map_neighbour_noted},
 #endif
     {"the valid base scenario is accepted", test_valid_input_passes},
     {"--help lists every option", test_help_lists_every_option},
