@@ -93,7 +93,7 @@ def main():
     bad = os.path.join(a.out, "bad-map.cfg")
     with open(bad, "w") as f:
         f.write(MAP.replace('container = "c1"; host = "localhost"; cores = "1"', 'container = "c1"; host = "localhost"; cores = "0"'))
-    p = subprocess.run(cmd[:3] + ["--hostmap", bad, "--out", os.path.join(a.out, "bad")] + cmd[6:],
+    p = subprocess.run(cmd[:3] + ["--hostmap", bad, "--out", os.path.join(a.out, "bad")] + cmd[7:],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     check(p.returncode == 2 and "c1" in p.stdout, f"overlapping rank containers: exit {p.returncode}: {p.stdout[-800:]}")
     for f_ in failures:
