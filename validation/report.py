@@ -464,6 +464,7 @@ def write(out, data, figs, meta, hw=None, sens=None, meas=None):
         L.append("")
         L.append("Not run in this invocation (add `--hardware`, or run `validation/hardware.py`).")
         L.append("")
+    L += beyond_section()
     L.append("## Limitations and what is missing")
     L.append("")
     for b in limitations(sc):
@@ -579,6 +580,36 @@ def hardware_section(hw):
     return L
 
 
+BEYOND = [("damping", "DAMPING.md", "damping.png",
+           "Damping oscillations without losing spiky load (the study's open question): policies on spiky loads"),
+          ("worksteal", "WORKSTEAL.md", "worksteal.png",
+           "A second workload: work stealing across sites joined by a wide-area network")]
+
+
+def beyond_section():
+    """The studies beyond the study's six cases, from their own reports committed next to this one
+    (validation/damping/, validation/worksteal/), headings demoted and figure paths made relative."""
+    import re
+    L = []
+    for sub, md, png, title in BEYOND:
+        path = os.path.join(HERE, sub, md)
+        if not os.path.exists(path):
+            continue
+        if not L:
+            L += ["## Beyond the study", ""]
+        L += [f"### {title}", "", f"From `validation/{sub}/{md}` (its command and scale are stated in it).", ""]
+        for line in open(path).read().splitlines():
+            if line.startswith("# "):
+                continue
+            if line.startswith("#"):
+                line = "##" + line
+            L.append(re.sub(r"\]\((?!http)([^)/]+\.png)\)", rf"]({sub}/\1)", line))
+        if png not in open(path).read():
+            L += ["", f"![{title}]({sub}/{png})"]
+        L.append("")
+    return L
+
+
 def limitations(sc):
     first = ("Not run at the study's full particle count (500,000). The reduced scale raises the share of the "
              "per-step ghost exchange and of the fixed cost of each repartition (table 'Where the time goes'); "
@@ -608,7 +639,7 @@ LIMITATIONS = [
     "(the study: two and two), the median of the repeats kept (the fastest shown beside it); the emulated "
     "heterogeneity runs rank 1 half the time on its core (stopped and continued every 10 ms), which the model "
     "represents as a half-speed core with half the per-core bandwidth.",
-    "No graph/hypergraph partitioner comparison (the study's open question): the simulator has RCB only.",
+    "No graph/hypergraph partitioner comparison (the study's other open question): the simulator has RCB only.",
 ]
 
 
