@@ -582,6 +582,8 @@ def hardware_section(hw):
 
 BEYOND = [("damping", "DAMPING.md", "damping.png",
            "Damping oscillations without losing spiky load (the study's open question): policies on spiky loads"),
+          ("compare-real", "COMPARE.md", "compare_real.png",
+           "Predicted against measured on a real cluster: this machine, two emulated containers (validation/compare_real.py)"),
           ("worksteal", "WORKSTEAL.md", "worksteal.png",
            "A second workload: work stealing across sites joined by a wide-area network")]
 
