@@ -88,6 +88,7 @@ static pid_t spawn(char *const *args, int pocl_cu, const int *cpus, int n_cpus, 
     char v[16];
     snprintf(v, sizeof v, "%d", pocl_cu);
     setenv("POCL_CPU_MAX_CU_COUNT", v, 1);
+    setenv("POCL_MAX_PTHREAD_COUNT", v, 1); /* the name PoCL 3.1 (Debian 12) reads */
   }
   if (n_cpus > 0) {
     cpu_set_t set;

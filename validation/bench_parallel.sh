@@ -54,7 +54,7 @@ for r in $(seq 1 "$repeat"); do
   for b in $backends; do
     for p in 1 2; do
       env=()
-      if [ "$b" = opencl ] && [ "$p" -gt 1 ]; then env=(env POCL_CPU_MAX_CU_COUNT=$(( cores / p > 0 ? cores / p : 1 ))); fi
+      if [ "$b" = opencl ] && [ "$p" -gt 1 ]; then env=(env POCL_CPU_MAX_CU_COUNT=$(( cores / p > 0 ? cores / p : 1 )) POCL_MAX_PTHREAD_COUNT=$(( cores / p > 0 ? cores / p : 1 ))); fi
       "${env[@]}" "$demsim" run "$top/scenarios/bench-contact.cfg" --particles "$n" --steps "$steps" --ranks "$p" \
         --policy "$policy" --repartition-every "$every" --backend "$b" --set "$hosts" --set output.metrics_every="$every" \
         --out "$out/$b-$p-$r" --quiet >"$out/$b-$p-$r.log" 2>&1 || { cat "$out/$b-$p-$r.log" >&2; exit 1; }
