@@ -160,19 +160,14 @@ static void dem_release_mem(cl_mem *m)
 
 /* Under a host map each rank is pinned to its container's cores (mpirun's rankfile) and the
  * launcher exports DEMSIM_CU_FROM_AFFINITY=1: PoCL then gets exactly those cores as compute units
- * (POCL_CPU_MAX_CU_COUNT, and POCL_MAX_PTHREAD_COUNT, the name PoCL 3.1 reads; unless the user set
- * either), read before PoCL first looks at it. */
+ * (dem_pocl_thread_limit, unless the user set a limit), read before PoCL first looks at it. */
 static void dem_device_cu_from_affinity(void)
 {
-  const char *on = getenv("DEMSIM_CU_FROM_AFFINITY"), *user = getenv("POCL_CPU_MAX_CU_COUNT");
-  const char *user_old = getenv("POCL_MAX_PTHREAD_COUNT");
-  if (!on || strcmp(on, "1") != 0 || (user && *user) || (user_old && *user_old)) return;
-  char cpus[256], v[16];
+  const char *on = getenv("DEMSIM_CU_FROM_AFFINITY");
+  if (!on || strcmp(on, "1") != 0) return;
+  char cpus[256];
   int n = dem_hostmap_affinity(cpus, sizeof cpus);
-  if (n < 1) return;
-  snprintf(v, sizeof v, "%d", n);
-  setenv("POCL_CPU_MAX_CU_COUNT", v, 1);
-  setenv("POCL_MAX_PTHREAD_COUNT", v, 1); /* the name PoCL 3.1 (Debian 12) reads */
+  if (n >= 1) dem_pocl_thread_limit(n, 0);
 }
 
 static int dem_device_select(dem_device_t *d, int platform, int device, const char *type)

@@ -202,3 +202,16 @@ int dem_hostmap_check(const dem_hostmap_t *m, const dem_scenario_t *s, dem_hostm
   }
   return 0;
 }
+
+const char *dem_pocl_thread_limit(int threads, int force)
+{
+  const char *names[2] = {"POCL_MAX_PTHREAD_COUNT", "POCL_CPU_MAX_CU_COUNT"};
+  for (int i = 0; i < 2 && !force; i++) {
+    const char *user = getenv(names[i]);
+    if (user && *user) return user;
+  }
+  char v[16];
+  snprintf(v, sizeof v, "%d", threads);
+  for (int i = 0; i < 2; i++) setenv(names[i], v, 1);
+  return NULL;
+}

@@ -52,5 +52,9 @@ int dem_hostmap_is_local(const char *host);
 /* The CPUs of this process's affinity mask: their count (0 when unknown), and as a set string
  * ("0", "0-1", "0,2-3") in buf. */
 int dem_hostmap_affinity(char *buf, size_t len);
+/* PoCL's worker-thread limit for this process and the processes it starts: sets both names,
+ * POCL_MAX_PTHREAD_COUNT (PoCL 3.1, Debian 12) and POCL_CPU_MAX_CU_COUNT (later PoCL). Unless
+ * `force`, a limit the user set under either name is kept and returned; else returns NULL. */
+const char *dem_pocl_thread_limit(int threads, int force);
 
 #endif

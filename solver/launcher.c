@@ -248,8 +248,7 @@ static void stop_stress(const pid_t *pid, int n, int group)
 
 /* Each rank's OpenCL device gets its share of this machine's cores: PoCL's CPU driver starts a
  * worker thread per core in every process, so N ranks would run N x cores threads on the cores
- * and slow each other down. The share is PoCL's thread limit (POCL_CPU_MAX_CU_COUNT, and
- * POCL_MAX_PTHREAD_COUNT, the name PoCL 3.1 reads; unless
+ * and slow each other down. The share is PoCL's thread limit (dem_pocl_thread_limit; unless
  * the user set it), inherited by the ranks mpirun starts here; when the ranks' shares fit on the
  * cores, each rank is also bound to its own (as a container's cores are pinned). Returns the
  * share; adds mpirun's mapping options to args. */
@@ -258,16 +257,10 @@ static int share_cores(int ranks, char **args, int *k, char *pe, size_t pelen, i
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
   int share = (int)(cores / ranks) > 0 ? (int)(cores / ranks) : 1;
-  const char *user = getenv("POCL_CPU_MAX_CU_COUNT");
-  if (!user || !*user) user = getenv("POCL_MAX_PTHREAD_COUNT");
-  if (user && *user) {
-    if (dry_run) printf("PoCL thread limit %s (set by the user) ", user);
-  } else {
-    char v[16];
-    snprintf(v, sizeof v, "%d", share);
-    setenv("POCL_CPU_MAX_CU_COUNT", v, 1);
-    setenv("POCL_MAX_PTHREAD_COUNT", v, 1); /* the name PoCL 3.1 (Debian 12) reads */
-    if (dry_run) printf("POCL_CPU_MAX_CU_COUNT=%s POCL_MAX_PTHREAD_COUNT=%s ", v, v);
+  const char *user = dem_pocl_thread_limit(share, 0);
+  if (dry_run) {
+    if (user) printf("PoCL thread limit %s (set by the user) ", user);
+    else printf("POCL_MAX_PTHREAD_COUNT=%d POCL_CPU_MAX_CU_COUNT=%d ", share, share);
   }
   if ((long)ranks * share <= cores) {
     snprintf(pe, pelen, "slot:PE=%d", share);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hostmap.h"
 #include "parallel.h"
 #include "summary.h"
 
@@ -65,7 +66,7 @@ static int is_mpi_variable(const char *e)
 }
 
 /* A child process: args[0] found in PATH, this environment without Open MPI's variables (and
- * with POCL_CPU_MAX_CU_COUNT = pocl_cu when > 0), running on cpus[0..n_cpus) (all of this
+ * with PoCL limited to pocl_cu threads when > 0), running on cpus[0..n_cpus) (all of this
  * process's when n_cpus = 0), stdout into out_path when not NULL; in a process group of its own
  * when own_group (stress-ng: its workers end with it). */
 static pid_t spawn(char *const *args, int pocl_cu, const int *cpus, int n_cpus, const char *out_path, int own_group)
@@ -84,12 +85,7 @@ static pid_t spawn(char *const *args, int pocl_cu, const int *cpus, int n_cpus, 
       unsetenv(name);
     } else
       i++;
-  if (pocl_cu > 0) {
-    char v[16];
-    snprintf(v, sizeof v, "%d", pocl_cu);
-    setenv("POCL_CPU_MAX_CU_COUNT", v, 1);
-    setenv("POCL_MAX_PTHREAD_COUNT", v, 1); /* the name PoCL 3.1 (Debian 12) reads */
-  }
+  if (pocl_cu > 0) dem_pocl_thread_limit(pocl_cu, 1);
   if (n_cpus > 0) {
     cpu_set_t set;
     CPU_ZERO(&set);
@@ -363,7 +359,7 @@ static int measure_kernels(const probe_ctx_t *c, dem_probe_node_t *nd)
   for (int k = 1; k <= top; k++)
     if (!c->opt->quick || k == 1 || k == top) rc |= run_kernel(c, cfg, k, nd);
   add_command(nd, "demsim run %s --quiet --particles %ld --steps %ld --out %s/kernel-K "
-              "(POCL_CPU_MAX_CU_COUNT=K, cores 0..K-1)", cfg, c->opt->particles, c->opt->steps, c->dir);
+              "(POCL_MAX_PTHREAD_COUNT=K, cores 0..K-1)", cfg, c->opt->particles, c->opt->steps, c->dir);
   return rc;
 }
 
