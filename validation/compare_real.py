@@ -156,7 +156,6 @@ def figure(res, path):
         ax.set_xticks(list(xs), [f"{r['rank']}: {r['host']}" for r in s])
         ax.set_ylabel("computational load (s)")
         ax.set_title(f"per-rank load, {p}")
-    fig.tight_layout()
     figures._save(fig, os.path.dirname(path), os.path.basename(path))
 
 
