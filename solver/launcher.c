@@ -102,12 +102,8 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   char stress_hosts[DEM_MAX_STRESS][64], err[1200];
   for (int i = 0; i < s->n_stress; i++) snprintf(stress_hosts[i], sizeof stress_hosts[i], "%s", s->stress[i].host);
   int used = s->ranks < s->n_hosts ? s->ranks : s->n_hosts;
-  /* the ranks' containers, and the device server's (it needs the same properties) */
-  static char hosts[DEM_MAX_HOSTS + 1][64];
-  for (int i = 0; i < used; i++) snprintf(hosts[i], sizeof hosts[i], "%s", s->hosts[i]);
-  if (s->server[0]) snprintf(hosts[used++], sizeof hosts[0], "%s", s->server);
-  if (sim_platform_check(s->platform, (const char(*)[64])hosts, used, (const char(*)[64])stress_hosts, s->n_stress, err,
-                         sizeof err)) {
+  if (sim_platform_check(s->platform, (const char(*)[64])s->hosts, used, s->server[0] ? s->server : NULL,
+                         (const char(*)[64])stress_hosts, s->n_stress, err, sizeof err)) {
     fprintf(stderr, "demsim: %s: %s\n", s->file, err);
     return 2;
   }

@@ -124,8 +124,12 @@ static int room(dem_remote_t *r, size_t bytes)
   return 0;
 }
 
-/* sends the command (and `payload` bytes of r->buf after it), waits for the answer, takes in
- * its slot stride and work, and receives `answer_rows` bytes into r->buf */
+/* Commands that return nothing the host needs are not answered: the server keeps their failure
+ * and returns it with the next answer (a GPU runtime reports an asynchronous error the same way). */
+static int answered(int op) { return op != OP_PUSH && op != OP_FORCES && op != OP_BOUNDARIES && op != OP_STOP; }
+
+/* sends the command (and `payload` bytes of r->buf after it); when it is answered, waits for the
+ * answer, takes in its slot stride and work, and receives `answer_rows` bytes into r->buf */
 static int call(dem_remote_t *r, cmd_t *c, const char *what, size_t payload, size_t answer_rows, reply_t *out)
 {
   const dem_particles_t *p = r->p;
@@ -135,6 +139,7 @@ static int call(dem_remote_t *r, cmd_t *c, const char *what, size_t payload, siz
   c->slots = p->slots;
   dem_parallel_world_send(c, sizeof *c, r->server);
   if (payload) dem_parallel_world_send(r->buf, (long)payload, r->server);
+  if (!answered(c->op)) return 0;
   reply_t rep;
   dem_parallel_world_recv(&rep, sizeof rep, r->server, NULL);
   rep.err[sizeof rep.err - 1] = '\0';
@@ -208,6 +213,7 @@ dem_engine_work_t dem_remote_last_work(const dem_remote_t *r) { return r->last; 
 int dem_remote_copy(dem_remote_t *r, int to_host, unsigned fields, size_t first, size_t count)
 {
   if (first + count > r->p->cap) return fail(r, to_host ? "pull" : "push", "rows beyond the store's capacity");
+  if (count == 0) return 0; /* no message for nothing (a rank without ghosts) */
   size_t bytes = dem_remote_rows_bytes(r->p, fields, count);
   if (room(r, bytes) != 0) return fail(r, to_host ? "pull" : "push", "out of memory");
   cmd_t c = {.op = to_host ? OP_PULL : OP_PUSH, .fields = fields, .first = (int64_t)first, .count = (int64_t)count};
@@ -233,7 +239,7 @@ int dem_remote_kick(dem_remote_t *r) { return simple(r, OP_KICK, "kick"); }
 int dem_remote_needs_search(dem_remote_t *r)
 {
   cmd_t c = {.op = OP_NEEDS_SEARCH};
-  reply_t rep;
+  reply_t rep = {0};
   if (call(r, &c, "search test", 0, 0, &rep) != 0) return -1;
   return rep.flag != 0;
 }
@@ -250,6 +256,7 @@ int dem_remote_finish(dem_remote_t *r) { return simple(r, OP_FINISH, "finish"); 
 typedef struct mirror {
   dem_particles_t *p;
   dem_engine_t *e;
+  reply_t failed; /* the first failure of an unanswered command (rc != 0), for the next answer */
   int stopped;
 } mirror_t;
 
@@ -387,6 +394,15 @@ int dem_device_server_run(const dem_scenario_t *sc, char *err, size_t errlen)
       break;
     }
     if (rep.rc != 0 && !rep.err[0]) snprintf(rep.err, sizeof rep.err, "rows out of the store's range");
+    if (!answered(c.op)) { /* kept for the next answer */
+      if (rep.rc != 0 && !m->failed.rc) m->failed = rep;
+      continue;
+    }
+    if (m->failed.rc) { /* an unanswered command failed before this one */
+      rep = m->failed;
+      m->failed.rc = 0;
+      answer = 0;
+    }
     if (m->e) {
       rep.last = dem_engine_last_work(m->e);
       rep.slots = m->p->slots;

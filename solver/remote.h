@@ -8,10 +8,12 @@
  * OpenCL or the reference) that plays the client's device. The engine's interface is the
  * protocol: allocate (create, resize), copy to and from the device (push, pull), run a kernel
  * (kick-drift, kick, search, forces, boundaries, external), wait (finish), stop. Every command
- * is one message (its header, then the rows it carries) and every command but stop is
- * answered by one message (status, the work the kernel reported, the search's slot stride,
- * then the rows a pull asked for): a synchronous remote procedure call per engine call, so the
- * client waits for the network and the remote device like a host waits for a GPU.
+ * is one message (its header, then the rows it carries). A command whose result the host needs
+ * is answered by one message (status, the work the kernel reported, the search's slot stride,
+ * then the rows a pull asked for): a remote procedure call, so the client waits for the
+ * network and the remote device like a host waits for a GPU. Push, forces and boundaries are
+ * not answered (the forces only run at external, as on a local device); a failure of one of
+ * them comes back with the next answer.
  *
  * Time: under SMPI the server's engine charges its kernels and copies to the server's
  * container (its GPU model, its PCIe link), and the messages cross the modelled network, so a
