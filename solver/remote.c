@@ -98,6 +98,8 @@ void dem_remote_unpack(dem_particles_t *p, unsigned fields, size_t first, size_t
 struct dem_remote {
   dem_particles_t *p;
   int server;  /* world rank of the server */
+  int search_flag; /* the search test's answer carried by the last kick-drift's answer, or -1
+                    * once another command may have changed it */
   int units;
   dem_engine_work_t last;
   char *buf;   /* rows to and from the server */
@@ -137,6 +139,7 @@ static int call(dem_remote_t *r, cmd_t *c, const char *what, size_t payload, siz
   c->n_ghost = (int64_t)p->n_ghost;
   c->cap = (int64_t)p->cap;
   c->slots = p->slots;
+  r->search_flag = -1;
   dem_parallel_world_send(c, sizeof *c, r->server);
   if (payload) dem_parallel_world_send(r->buf, (long)payload, r->server);
   if (!answered(c->op)) return 0;
@@ -167,6 +170,7 @@ dem_remote_t *dem_remote_create(const dem_params_t *prm, dem_particles_t *p, cha
     return NULL;
   }
   r->p = p;
+  r->search_flag = -1;
   r->server = dem_parallel_size(); /* the server follows the application's ranks */
   memcpy(r->buf, prm, sizeof *prm);
   cmd_t c = {.op = OP_CREATE};
@@ -228,16 +232,21 @@ int dem_remote_copy(dem_remote_t *r, int to_host, unsigned fields, size_t first,
 
 int dem_remote_resize(dem_remote_t *r) { return simple(r, OP_RESIZE, "resize"); }
 
+/* the answer carries the search test, which the step asks for next: one round trip fewer */
 int dem_remote_kick_drift(dem_remote_t *r, double kick)
 {
   cmd_t c = {.op = OP_KICK_DRIFT, .kick = kick};
-  return call(r, &c, "kick-drift", 0, 0, NULL);
+  reply_t rep = {0};
+  if (call(r, &c, "kick-drift", 0, 0, &rep) != 0) return -1;
+  r->search_flag = rep.flag != 0;
+  return 0;
 }
 
 int dem_remote_kick(dem_remote_t *r) { return simple(r, OP_KICK, "kick"); }
 
 int dem_remote_needs_search(dem_remote_t *r)
 {
+  if (r->search_flag >= 0) return r->search_flag;
   cmd_t c = {.op = OP_NEEDS_SEARCH};
   reply_t rep = {0};
   if (call(r, &c, "search test", 0, 0, &rep) != 0) return -1;
@@ -342,7 +351,10 @@ static int serve(server_t *s, mirror_t *m, const cmd_t *c, int from, reply_t *re
     rc = dem_engine_resize(m->e);
     break;
   case OP_PUSH: case OP_PULL: rc = mirror_rows(s, m, c, from, answer); break;
-  case OP_KICK_DRIFT: rc = dem_engine_kick_drift(m->e, c->kick); break;
+  case OP_KICK_DRIFT:
+    rc = dem_engine_kick_drift(m->e, c->kick);
+    if (rc == 0) rep->flag = dem_engine_needs_search(m->e);
+    break;
   case OP_KICK: rc = dem_engine_kick(m->e); break;
   case OP_NEEDS_SEARCH: rep->flag = dem_engine_needs_search(m->e); break;
   case OP_SEARCH: rc = dem_engine_search(m->e); break;

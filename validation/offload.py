@@ -156,8 +156,8 @@ def findings(scale, pairs):
             if row:
                 S.append(f"  At {gbps(bw)}: " + (f"it pays from {min(even):,} particles per rank on."
                                                   if even else "it never pays in this range."))
-    S.append("- Each step costs the offloading rank round trips to the server (kick-drift, the search test, external, "
-             "the ghost rows both ways), and each repartition and ghost registration moves the rank's whole store "
+    S.append("- Each step costs the offloading rank round trips to the server (kick-drift with the search test, "
+             "external, the ghost rows both ways), and each repartition and ghost registration moves the rank's whole store "
              "to the host and back over the LAN: the host keeps the particles' authority, as the protocol requires. "
              "The P100 model itself is sim/gpu.c's (platforms/README.md).")
     return S
