@@ -116,15 +116,18 @@ static int fail(dem_remote_t *r, const char *what, const char *why)
   return -1;
 }
 
-static int room(dem_remote_t *r, size_t bytes)
+/* a message buffer of at least `bytes` (client and server alike); 0 or -1 */
+static int grow(char **buf, size_t *cap, size_t bytes)
 {
-  if (bytes <= r->buf_cap) return 0;
-  char *b = realloc(r->buf, bytes);
+  if (bytes <= *cap) return 0;
+  char *b = realloc(*buf, bytes);
   if (!b) return -1;
-  r->buf = b;
-  r->buf_cap = bytes;
+  *buf = b;
+  *cap = bytes;
   return 0;
 }
+
+static int room(dem_remote_t *r, size_t bytes) { return grow(&r->buf, &r->buf_cap, bytes); }
 
 /* Commands that return nothing the host needs are not answered: the server keeps their failure
  * and returns it with the next answer (a GPU runtime reports an asynchronous error the same way). */
@@ -276,15 +279,7 @@ typedef struct server {
   size_t buf_cap;
 } server_t;
 
-static int server_room(server_t *s, size_t bytes)
-{
-  if (bytes <= s->buf_cap) return 0;
-  char *b = realloc(s->buf, bytes);
-  if (!b) return -1;
-  s->buf = b;
-  s->buf_cap = bytes;
-  return 0;
-}
+static int server_room(server_t *s, size_t bytes) { return grow(&s->buf, &s->buf_cap, bytes); }
 
 /* the mirror takes the client's store shape: capacity, owned and ghost counts, slot stride */
 static int mirror_shape(mirror_t *m, const cmd_t *c, char *err, size_t errlen)
