@@ -19,6 +19,7 @@ against particles per rank, a line per bandwidth; solid 1 rank, dashed 2 ranks).
 Scales: tiny = 5,000 and 20,000 particles per rank, 20 steps, 1 Gbps and 10 Gbps (about a minute);
 study = 50,000, 200,000 and 500,000 per rank (500,000: the study's count on one container),
 200 steps with a repartition every 50, 100 Mbps, 1 Gbps and 10 Gbps (about 20 minutes on 2 cores).
+--resume reuses the runs DIR holds; --commit names the build they were made with in the report.
 Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad arguments.
 """
 import argparse
@@ -34,6 +35,7 @@ sys.path.insert(0, HERE)
 from sweep import run_one  # noqa: E402
 
 SCENARIO = os.path.join(TOP, "scenarios", "case3.cfg")
+COMMIT = ""  # --commit: the build the runs were made with, named in the report
 SERVER = "g1-cngpu"
 LAYOUTS = {1: ["n1-cn6700-4"], 2: ["n1-cn6700-4", "n2-cn6700-4"]}
 # (particles per rank, steps, repartition every, NIC bandwidths in B/s)
@@ -78,11 +80,14 @@ def jobs(scale, out):
     return todo
 
 
-def run_job(demsim, out, job):
+def run_job(demsim, out, job, resume=False):
     key, name, extra = job
-    row = run_one(demsim, SCENARIO, "NOW", os.path.join(out, name), extra)
     path = os.path.join(out, name, "case3-NOW", "summary.json")
-    if row["status"] != 0 or not os.path.exists(path):
+    if not (resume and os.path.exists(path)):
+        row = run_one(demsim, SCENARIO, "NOW", os.path.join(out, name), extra)
+        if row["status"] != 0:
+            return key, None
+    if not os.path.exists(path):
         return key, None
     with open(path) as f:
         s = json.load(f)
@@ -106,10 +111,12 @@ def results(scale, res):
 def report(scale, pairs, out):
     counts, steps, every, bws = SCALES[scale]
     L = ["# Remote offload: a container's kernels on a remote P100", "",
-         f"Command: `validation/offload.py --scale {scale}` (platform: platforms/openstack.xml with the NIC links at "
+         f"Command: `validation/offload.py --scale {scale}`{COMMIT} (platform: platforms/openstack.xml with the NIC links at "
          f"each bandwidth; scenario case 3's cloud; {steps} steps, a repartition every {every}, NOW). Times are "
          "simulated seconds. Speed-up = time on the container's own 4 cores / time offloading every kernel to "
-         f"the device server on {SERVER} (the P100 container), over the LAN.", ""]
+         f"the device server on {SERVER} (the P100 container), over the LAN. Both are the time loop's: the "
+         "first upload of each rank's store to the server and the last download for the output happen once a "
+         "run, outside it.", ""]
     for ranks in LAYOUTS:
         L += [f"## {ranks} rank{'s' if ranks > 1 else ''} ({', '.join(LAYOUTS[ranks])})", "",
               "| particles per rank | NIC | own cores (s) | offloaded (s) | speed-up | offloaded: kernels + device waits / "
@@ -194,7 +201,11 @@ def main():
     ap.add_argument("--out", default=os.path.join(TOP, "out", "offload"))
     ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
     ap.add_argument("-j", type=int, default=1, help="runs in parallel (default 1)")
+    ap.add_argument("--resume", action="store_true", help="reuse the runs DIR already holds (their summary.json)")
+    ap.add_argument("--commit", help="the commit the runs' build was made from (named in the report)")
     a = ap.parse_args()
+    global COMMIT
+    COMMIT = f" with the build of commit {a.commit}" if a.commit else ""
     if a.j < 1:
         ap.error("-j: expected at least 1")
     if not os.access(a.demsim, os.X_OK):
@@ -203,7 +214,7 @@ def main():
     todo = jobs(a.scale, a.out)
     res, failed = {}, 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
-        for i, (key, r) in enumerate(ex.map(lambda j: run_job(a.demsim, a.out, j), todo)):
+        for i, (key, r) in enumerate(ex.map(lambda j: run_job(a.demsim, a.out, j, a.resume), todo)):
             res[key] = r
             failed += r is None
             print(f"offload.py: {i + 1}/{len(todo)} {todo[i][1]}: " + (f"{r['time']:.4g} s" if r else "FAILED"),
