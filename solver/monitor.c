@@ -160,10 +160,11 @@ static int post_decision(dem_monitor_t *m, double rep_cost_s)
   return 0;
 }
 
-/* 1 when checkpoint `at` is in this run and its decision was sent within it. */
+/* 1 when checkpoint `at` is in this run (a step starts there) and its decision was sent
+ * within it. */
 static int checkpoint_in_run(const dem_monitor_t *m, long at)
 {
-  return at > 0 && at % m->run.every == 0 && at <= m->run.last && at - m->lead >= m->run.first;
+  return at > 0 && at % m->run.every == 0 && at < m->run.last && at - m->lead >= m->run.first;
 }
 
 int dem_monitor_step(dem_monitor_t *m, long step, double compute_s, long particles, double rep_cost_s)
