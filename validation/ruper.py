@@ -93,9 +93,32 @@ def findings(res, scenarios, policies):
         osc = (sum(res[(s, "RUPER")]["osc"] for s in ok) / len(ok), sum(res[(s, p)]["osc"] for s in ok) / len(ok))
         out.append(f"Against {p}: RUPER faster on {faster} of {len(ok)} scenarios, {reps[0]} repartitions against "
                    f"{reps[1]}, mean weight oscillation {osc[0]:.4f} against {osc[1]:.4f}.")
+    out += same_runs(res, ok, policies)
     best = {s: min(policies, key=lambda p: res[(s, p)]["time"]) for s in ok}
     out.append("Fastest policy per scenario: " + "; ".join(f"{s}: {best[s]}" for s in ok) + ".")
     return [" ".join(out)]
+
+
+def stress_on_s(scenario):
+    """The first stress period of a scenario with periodic stress (s), or None."""
+    import re
+    with open(os.path.join(TOP, "scenarios", scenario + ".cfg")) as f:
+        m = re.search(r"\bon = ([0-9.eE+-]+);", f.read())
+    return float(m.group(1)) if m and float(m.group(1)) > 0 else None
+
+
+def same_runs(res, ok, policies):
+    """Scenarios whose runs came out identical under every policy, and why when it is the stress period."""
+    out = []
+    for i, a in enumerate(ok):
+        for b in ok[i + 1:]:
+            if all(res[(a, p)] == res[(b, p)] for p in policies):
+                on = [(s, stress_on_s(s)) for s in (a, b) if stress_on_s(s)]
+                why = "".join(f" ({s}'s stress stays on for its first {t:g} s, longer than every run here, "
+                              f"{max(res[(s, p)]['time'] for p in policies):.3g} s at most)" for s, t in on
+                              if t > max(res[(s, p)]["time"] for p in policies))
+                out.append(f"{a} and {b} gave the same figures under every policy{why}.")
+    return out
 
 
 def figure(res, scenarios, policies, path):
