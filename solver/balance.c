@@ -1,14 +1,17 @@
 /* Load monitoring and weights (see balance.h). Loads come from the COMPUTE timer, which
  * reads MPI_Wtime(): under SMPI it measures the modelled container, natively the real one.
  * The weight update itself is the policy's (policy.h); this file only measures, decides
- * when, and keeps the history the oscillation metric needs. */
+ * when, and keeps the history the oscillation metric needs. Report-driven policies (RUPER)
+ * measure through the speed monitor (monitor.h) instead of gathering the loads. */
 #include "balance.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "monitor.h"
 #include "parallel.h"
+#include "particles.h"
 #include "scenario.h"
 #include "simulation.h"
 
@@ -16,6 +19,7 @@ struct dem_balance {
   dem_sim_t *sim;
   const dem_policy_t *policy;
   void *state;             /* the policy's, or NULL */
+  dem_monitor_t *monitor;  /* report-driven policies, 2 ranks or more; NULL otherwise */
   int ranks;
   long every;              /* steps between repartitions */
   double threshold;        /* %, lambda that triggers a repartition (0: off) */
@@ -32,6 +36,7 @@ struct dem_balance {
   double *lambda_after;    /* %, reps (those measured) */
   int reps, n_after, cap;
   int after_pending;       /* the next measured interval follows a repartition */
+  int failed;              /* the monitor ran out of memory */
 };
 
 const char *dem_balance_policy_name(const dem_balance_t *b) { return b->policy->name; }
@@ -69,9 +74,18 @@ dem_balance_t *dem_balance_create(const dem_scenario_t *sc, dem_sim_t *sim)
   b->policy = dem_policy_find(sc->policy);
   if (!b->policy) b->policy = &dem_policy_now;
   dem_policy_params_t p = {.rw5_threshold = sc->rw5_threshold, .ewma_alpha = sc->ewma_alpha,
-                           .pi_kp = sc->pi_kp, .pi_ki = sc->pi_ki};
+                           .pi_kp = sc->pi_kp, .pi_ki = sc->pi_ki, .ruper_tmin_factor = sc->ruper_tmin_factor,
+                           .ruper_threshold = sc->ruper_threshold, .ruper_change = sc->ruper_change,
+                           .ruper_report_min = sc->ruper_report_min, .ruper_report_max = sc->ruper_report_max};
   int ok = 1;
   if (b->policy->init) b->state = b->policy->init(&p, b->ranks, &ok);
+  if (b->policy->from_speeds && b->ranks > 1) {
+    dem_monitor_run_t run = {.ranks = b->ranks, .rank = sim->rank, .every = sc->repartition_every,
+                             .first = sim->step, .last = sc->steps,
+                             .total_work = (double)sim->total_particles * (double)(sc->steps - sim->step)};
+    b->monitor = dem_monitor_create(b->policy, b->state, &p, &run);
+    ok = ok && b->monitor;
+  }
   b->every = sc->repartition_every;
   b->threshold = sc->lambda_threshold;
   b->check_every = sc->metrics_every < b->every ? sc->metrics_every : b->every;
@@ -93,6 +107,7 @@ void dem_balance_destroy(dem_balance_t **b)
 {
   if (!*b) return;
   if ((*b)->state && (*b)->policy->destroy) (*b)->policy->destroy((*b)->state);
+  dem_monitor_destroy(&(*b)->monitor);
   free((*b)->weights);
   free((*b)->w_new);
   free((*b)->loads);
@@ -100,6 +115,18 @@ void dem_balance_destroy(dem_balance_t **b)
   free((*b)->lambda_after);
   free(*b);
   *b = NULL;
+}
+
+/* The run's imbalance figures after a new lambda: its maximum, the last one, and the one
+ * after each repartition. */
+static void note_lambda(dem_balance_t *b)
+{
+  if (b->lambda > b->sim->lambda_max) b->sim->lambda_max = b->lambda;
+  b->sim->lambda_last = b->lambda;
+  if (b->after_pending && b->have_loads) {
+    b->lambda_after[b->n_after++] = b->lambda;
+    b->after_pending = 0;
+  }
 }
 
 /* Collective: gathers this interval's per-step load of every rank. */
@@ -114,18 +141,34 @@ static void measure(dem_balance_t *b, long step)
   b->have_loads = steps > 0;
   b->last_compute = now;
   b->interval_start = step;
-  if (b->lambda > b->sim->lambda_max) b->sim->lambda_max = b->lambda;
-  b->sim->lambda_last = b->lambda;
-  if (b->after_pending && b->have_loads) {
-    b->lambda_after[b->n_after++] = b->lambda;
-    b->after_pending = 0;
+  note_lambda(b);
+}
+
+/* RUPER's condition: the monitor runs at every step boundary (reports, and on rank 0 the
+ * polling and the decisions); at a checkpoint every rank takes rank 0's decision. The
+ * weights it carries wait in w_new for dem_balance_update_weights. */
+static int monitored_condition(dem_balance_t *b, long step)
+{
+  dem_sim_t *sim = b->sim;
+  double cost = sim->repartitions > 0 ? sim->timers.total[DEM_T_REPARTITION] / sim->repartitions : 0.0;
+  if (dem_monitor_step(b->monitor, step, sim->timers.total[DEM_T_COMPUTE], (long)sim->p->n, cost))
+    b->failed = 1;
+  if (step == 0 || step % b->every != 0) return b->failed;
+  dem_monitor_decision_t d;
+  dem_monitor_decision(b->monitor, step, &d, b->w_new, b->loads);
+  b->have_loads = d.have;
+  if (d.have) {
+    b->lambda = d.lambda;
+    note_lambda(b);
   }
+  return d.repartition || b->failed;
 }
 
 int dem_balance_condition(dem_balance_t *b, long step)
 {
   /* the first interval starts with the loop, not with the set-up's initial force evaluation */
   if (step == 0) b->last_compute = b->sim->timers.total[DEM_T_COMPUTE];
+  if (b->monitor) return monitored_condition(b, step);
   if (b->ranks < 2 || step == 0) return 0;
   int due = step % b->every == 0;
   int check = b->threshold > 0 && step % b->check_every == 0;
@@ -154,11 +197,22 @@ static int record(dem_balance_t *b)
 
 int dem_balance_update_weights(dem_balance_t *b, long step)
 {
-  (void)step;
-  if (b->have_loads && b->policy->update(b->state, b->weights, b->loads, b->ranks, b->lambda, b->w_new))
+  if (b->failed) return -1;
+  if (b->monitor) {
+    /* the monitor's decision brought the weights; its next reports are of the new parts */
+    memcpy(b->weights, b->w_new, (size_t)b->ranks * sizeof *b->weights);
+    dem_monitor_repartitioned(b->monitor, step);
+  } else if (b->have_loads && b->policy->update(b->state, b->weights, b->loads, b->ranks, b->lambda, b->w_new))
     memcpy(b->weights, b->w_new, (size_t)b->ranks * sizeof *b->weights);
   return record(b);
 }
+
+void dem_balance_finish(dem_balance_t *b)
+{
+  if (b->monitor) dem_monitor_close(b->monitor);
+}
+
+long dem_balance_reports(const dem_balance_t *b) { return b->monitor ? dem_monitor_reports(b->monitor) : 0; }
 
 const double *dem_balance_weights(const dem_balance_t *b) { return b->weights; }
 

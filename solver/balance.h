@@ -1,8 +1,11 @@
 /* Load monitoring and the repartition condition; the weight update is the policy's (policy.h).
  *   L_i      : the rank's own DEM computation time (COMPUTE timer) over the last interval
  *   lambda   : (L_max / L_avg - 1) * 100, in percent
- *   policies : NOW, RW, RW5, EWMA, PI (one file each, policy_*.c)
+ *   policies : NOW, RW, RW5, EWMA, PI, RUPER (one file each, policy_*.c)
  *   Condition: every repartition_every steps, or when lambda > lambda_threshold (if > 0).
+ *   RUPER (report-driven): ranks report speeds to rank 0 (monitor.h), whose decision at each
+ *   repartition_every checkpoint says whether to repartition; lambda is then the imbalance
+ *   predicted from the reports, and lambda_threshold plays no part.
  * Each repartition's weights and the lambda of the interval after it are kept, for the
  * oscillation metric of summary.json (dem_balance_oscillation). */
 #ifndef DEMSIM_SOLVER_BALANCE_H
@@ -21,8 +24,12 @@ void dem_balance_destroy(dem_balance_t **b);
  * repartition before step `step` + 1. Returns 1 to repartition, 0 otherwise. */
 int dem_balance_condition(dem_balance_t *b, long step);
 /* Applies the policy to the weights (uses the loads measured by the last condition) and
- * records them for the oscillation metric. 0 or -1. */
+ * records them for the oscillation metric. 0 or -1 (out of memory). */
 int dem_balance_update_weights(dem_balance_t *b, long step);
+/* Collective, at the end of the run: receives the speed reports still in flight. */
+void dem_balance_finish(dem_balance_t *b);
+/* Speed reports rank 0's monitor received (RUPER; 0 for the other policies and ranks). */
+long dem_balance_reports(const dem_balance_t *b);
 /* Current weights, one per rank, normalised to sum to the number of ranks. */
 const double *dem_balance_weights(const dem_balance_t *b);
 /* Restores weights (restart) and starts the load interval at `step`. */

@@ -25,7 +25,7 @@ void dem_cli_print_help(void *stream)
           "  -o, --out DIR              output directory (output.dir); default: out\n"
           "  -n, --particles N          particle count (problem.particles)\n"
           "  -s, --steps N              time steps (time.steps)\n"
-          "  -p, --policy P             load balancing: NOW, RW, RW5, EWMA or PI (run.policy)\n"
+          "  -p, --policy P             NOW, RW, RW5, EWMA, PI or RUPER (run.policy)\n"
           "  -r, --repartition-every N  steps between repartitions (run.repartition_every)\n"
           "  -P, --ranks P              MPI processes (run.ranks)\n"
           "  -b, --backend B            opencl or reference (device.backend)\n"

@@ -273,3 +273,157 @@ char *dem_parallel_gather_text(const char *mine, int root)
   free(counts);
   return all;
 }
+
+/* A mailbox: standing receives (one from a given rank, or one from each rank), each posted
+ * again after its message, and the sends still in flight, each with its own copy of the bytes
+ * (the caller's buffer is free as soon as send returns). One receive per sender rather than
+ * one from any source: under SMPI a receive posted again after a message matches the next one
+ * only as simulated time passes, so a single receive would take one report per poll. A send
+ * slot is free when its request is MPI_REQUEST_NULL (MPI_Test sets it so on completion). */
+typedef struct mail_slot {
+  MPI_Request req;
+  unsigned char *buf;
+} mail_slot_t;
+
+struct dem_parallel_mailbox {
+  int tag;
+  size_t bytes;
+  int nrecv, from, next; /* receives; their sender (-1: receive i from rank i); the next to test */
+  MPI_Request *recv;
+  unsigned char *inbox;  /* nrecv x bytes */
+  int nslots;
+  mail_slot_t *slots;
+  long *sent_to;         /* per rank, messages sent */
+  long received;
+};
+
+static void mailbox_post(dem_parallel_mailbox_t *m, int i)
+{
+  MPI_Irecv(m->inbox + (size_t)i * m->bytes, (int)m->bytes, MPI_BYTE, m->from < 0 ? i : m->from, m->tag, comm(),
+            &m->recv[i]);
+}
+
+dem_parallel_mailbox_t *dem_parallel_mailbox_create(size_t bytes, int tag, int from)
+{
+  dem_parallel_mailbox_t *m = calloc(1, sizeof *m);
+  if (!m || bytes > INT_MAX) {
+    free(m);
+    return NULL;
+  }
+  int n = dem_parallel_size();
+  m->tag = tag;
+  m->bytes = bytes;
+  m->from = from;
+  m->nrecv = from < 0 ? n : 1;
+  m->recv = malloc((size_t)m->nrecv * sizeof *m->recv);
+  m->inbox = malloc((size_t)m->nrecv * bytes);
+  m->sent_to = calloc((size_t)n, sizeof *m->sent_to);
+  if (!m->recv || !m->inbox || !m->sent_to) {
+    free(m->recv);
+    free(m->inbox);
+    free(m->sent_to);
+    free(m);
+    return NULL;
+  }
+  for (int i = 0; i < m->nrecv; i++) mailbox_post(m, i);
+  return m;
+}
+
+/* Copies the message receive i got, then posts it again. */
+static void mailbox_take(dem_parallel_mailbox_t *m, int i, const MPI_Status *st, void *buf, int *from)
+{
+  memcpy(buf, m->inbox + (size_t)i * m->bytes, m->bytes);
+  if (from) *from = st->MPI_SOURCE;
+  m->received++;
+  mailbox_post(m, i);
+}
+
+int dem_parallel_mailbox_test(dem_parallel_mailbox_t *m, void *buf, int *from)
+{
+  /* round robin, so that one busy sender cannot hide the others */
+  for (int k = 0; k < m->nrecv; k++) {
+    int i = (m->next + k) % m->nrecv, done = 0;
+    MPI_Status st;
+    MPI_Test(&m->recv[i], &done, &st);
+    if (done) {
+      m->next = (i + 1) % m->nrecv;
+      mailbox_take(m, i, &st, buf, from);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+void dem_parallel_mailbox_wait(dem_parallel_mailbox_t *m, void *buf, int *from)
+{
+  MPI_Status st;
+  int i = 0;
+  MPI_Waitany(m->nrecv, m->recv, &i, &st);
+  mailbox_take(m, i, &st, buf, from);
+}
+
+/* A slot whose send completed (or a new one), or NULL when out of memory. */
+static mail_slot_t *mailbox_free_slot(dem_parallel_mailbox_t *m)
+{
+  for (int i = 0; i < m->nslots; i++) {
+    int done = 0;
+    if (m->slots[i].req != MPI_REQUEST_NULL) MPI_Test(&m->slots[i].req, &done, MPI_STATUS_IGNORE);
+    if (m->slots[i].req == MPI_REQUEST_NULL) return &m->slots[i];
+  }
+  mail_slot_t *s = realloc(m->slots, (size_t)(m->nslots + 1) * sizeof *s);
+  if (!s) return NULL;
+  m->slots = s;
+  s[m->nslots].req = MPI_REQUEST_NULL;
+  s[m->nslots].buf = malloc(m->bytes);
+  if (!s[m->nslots].buf) return NULL;
+  return &s[m->nslots++];
+}
+
+int dem_parallel_mailbox_send(dem_parallel_mailbox_t *m, const void *buf, int to)
+{
+  mail_slot_t *s = mailbox_free_slot(m);
+  if (!s) return -1;
+  memcpy(s->buf, buf, m->bytes);
+  MPI_Isend(s->buf, (int)m->bytes, MPI_BYTE, to, m->tag, comm(), &s->req);
+  m->sent_to[to]++;
+  return 0;
+}
+
+void dem_parallel_mailbox_close(dem_parallel_mailbox_t *m, void (*deliver)(void *ctx, const void *msg, int from),
+                                void *ctx)
+{
+  int n = dem_parallel_size(), me = dem_parallel_rank();
+  long *expect = malloc((size_t)n * sizeof *expect);
+  unsigned char *msg = malloc(m->bytes);
+  if (expect && msg) {
+    memcpy(expect, m->sent_to, (size_t)n * sizeof *expect);
+    MPI_Allreduce(MPI_IN_PLACE, expect, n, MPI_LONG, MPI_SUM, comm());
+    for (int from; m->received < expect[me];) {
+      dem_parallel_mailbox_wait(m, msg, &from);
+      if (deliver) deliver(ctx, msg, from);
+    }
+  }
+  free(expect);
+  free(msg);
+  for (int i = 0; i < m->nslots; i++) MPI_Wait(&m->slots[i].req, MPI_STATUS_IGNORE);
+}
+
+void dem_parallel_mailbox_destroy(dem_parallel_mailbox_t **m)
+{
+  if (!*m) return;
+  for (int i = 0; i < (*m)->nrecv; i++) {
+    MPI_Cancel(&(*m)->recv[i]);
+    MPI_Wait(&(*m)->recv[i], MPI_STATUS_IGNORE);
+  }
+  free((*m)->recv);
+  /* sends nobody will receive (a run that stopped on an error) are left to MPI */
+  for (int i = 0; i < (*m)->nslots; i++) {
+    if ((*m)->slots[i].req != MPI_REQUEST_NULL) MPI_Request_free(&(*m)->slots[i].req);
+    else free((*m)->slots[i].buf);
+  }
+  free((*m)->slots);
+  free((*m)->inbox);
+  free((*m)->sent_to);
+  free(*m);
+  *m = NULL;
+}

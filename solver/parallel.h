@@ -80,4 +80,24 @@ int dem_parallel_xchg_send(dem_parallel_xchg_t *x, const void *buf, size_t bytes
 /* Blocks until every posted request completed, then empties the table. */
 void dem_parallel_xchg_wait(dem_parallel_xchg_t *x);
 
+/* Non-blocking control messages of a fixed size (the speed reports and balancing decisions of
+ * monitor.c): standing receives on one tag, tested without waiting, and sends that complete in
+ * the background. Standing MPI_Irecv + MPI_Test rather than MPI_Iprobe: SMPI charges each
+ * unsuccessful MPI_Iprobe a growing simulated delay. */
+typedef struct dem_parallel_mailbox dem_parallel_mailbox_t;
+/* Posts the standing receives of `bytes` on `tag`: one from rank `from`, or with from = -1 one
+ * from each rank. NULL when out of memory. */
+dem_parallel_mailbox_t *dem_parallel_mailbox_create(size_t bytes, int tag, int from);
+/* 1 with a message in buf (and its sender in *from, if not NULL) when one arrived, else 0. */
+int dem_parallel_mailbox_test(dem_parallel_mailbox_t *m, void *buf, int *from);
+/* Blocks until a message arrives. */
+void dem_parallel_mailbox_wait(dem_parallel_mailbox_t *m, void *buf, int *from);
+/* Sends a copy of buf to rank `to` without waiting. 0, or -1 when out of memory. */
+int dem_parallel_mailbox_send(dem_parallel_mailbox_t *m, const void *buf, int to);
+/* Collective: receives every message still on its way to this rank, passing each to deliver
+ * (may be NULL), and waits for this rank's sends, so that nothing is left in flight. */
+void dem_parallel_mailbox_close(dem_parallel_mailbox_t *m, void (*deliver)(void *ctx, const void *msg, int from),
+                                void *ctx);
+void dem_parallel_mailbox_destroy(dem_parallel_mailbox_t **m);
+
 #endif

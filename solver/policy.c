@@ -4,7 +4,7 @@
 #include <string.h>
 
 static const dem_policy_t *const table[] = {
-  &dem_policy_now, &dem_policy_rw, &dem_policy_rw5, &dem_policy_ewma, &dem_policy_pi, NULL,
+  &dem_policy_now, &dem_policy_rw, &dem_policy_rw5, &dem_policy_ewma, &dem_policy_pi, &dem_policy_ruper, NULL,
 };
 
 const dem_policy_t *const *dem_policy_table(void) { return table; }

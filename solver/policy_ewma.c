@@ -53,4 +53,4 @@ static int ewma_update(void *state, const double *w_old, const double *loads, in
 }
 
 const dem_policy_t dem_policy_ewma = {"EWMA", "weights proportional to exponentially smoothed speeds (run.ewma_alpha)",
-                                      ewma_init, free, ewma_update};
+                                      ewma_init, free, ewma_update, NULL};

@@ -9,4 +9,4 @@ static int now_update(void *state, const double *w_old, const double *loads, int
   return 0;
 }
 
-const dem_policy_t dem_policy_now = {"NOW", "equal weights, never changed", NULL, NULL, now_update};
+const dem_policy_t dem_policy_now = {"NOW", "equal weights, never changed", NULL, NULL, now_update, NULL};

@@ -57,4 +57,4 @@ static int pi_update(void *state, const double *w_old, const double *loads, int 
 }
 
 const dem_policy_t dem_policy_pi = {"PI", "proportional-integral update from e_i = 1 - L_i/L_avg (run.pi_kp, run.pi_ki)",
-                                    pi_init, free, pi_update};
+                                    pi_init, free, pi_update, NULL};

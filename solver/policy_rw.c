@@ -40,5 +40,5 @@ static int rw5_update(void *state, const double *w_old, const double *loads, int
   return 1;
 }
 
-const dem_policy_t dem_policy_rw = {"RW", "W_i <- W_i (2 - L_i/L_avg) at every repartition", NULL, NULL, rw_update};
-const dem_policy_t dem_policy_rw5 = {"RW5", "RW, only when lambda > run.rw5_threshold", rw5_init, free, rw5_update};
+const dem_policy_t dem_policy_rw = {"RW", "W_i <- W_i (2 - L_i/L_avg) at every repartition", NULL, NULL, rw_update, NULL};
+const dem_policy_t dem_policy_rw5 = {"RW5", "RW, only when lambda > run.rw5_threshold", rw5_init, free, rw5_update, NULL};

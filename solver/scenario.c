@@ -68,7 +68,7 @@ static const key_def_t keys[] = {
   {"physics.check_every", K_LONG, OFF(check_every), 0, 0, 1e15, 0, "steps",
    "steps between numerical checks: NaN/inf, escaped particles, deep overlaps (0: never)", NULL},
   {"run.ranks", K_INT, OFF(ranks), 0, 0, 65536, 1, "-", "MPI processes", NULL},
-  {"run.policy", K_STRING, OFF(policy), SZ(policy), 0, 0, 0, "", "load-balancing policy (scenarios/README.md)", "NOW|RW|RW5|EWMA|PI"},
+  {"run.policy", K_STRING, OFF(policy), SZ(policy), 0, 0, 0, "", "load-balancing policy (scenarios/README.md)", "NOW|RW|RW5|EWMA|PI|RUPER"},
   {"run.repartition_every", K_LONG, OFF(repartition_every), 0, 0, 1e15, 1, "steps", "repartition period", NULL},
   {"run.lambda_threshold", K_DOUBLE, OFF(lambda_threshold), 0, 0, BIG, 0, "%",
    "imbalance that triggers an extra repartition (0: never)", NULL},
@@ -77,6 +77,16 @@ static const key_def_t keys[] = {
    "EWMA: smoothing factor of the measured speeds, in (0, 1] (1: no smoothing)", NULL},
   {"run.pi_kp", K_DOUBLE, OFF(pi_kp), 0, 0, 2, 0, "-", "PI: proportional gain, 0..2 (1 with pi_ki = 0: RW's step)", NULL},
   {"run.pi_ki", K_DOUBLE, OFF(pi_ki), 0, 0, 1, 0, "-", "PI: integral gain, 0..1", NULL},
+  {"run.ruper_tmin_factor", K_DOUBLE, OFF(ruper_tmin_factor), 0, 0, 1e6, 0, "-",
+   "RUPER: no repartition once the predicted time left is below this x the measured cost of one", NULL},
+  {"run.ruper_threshold", K_DOUBLE, OFF(ruper_threshold), 0, 0, BIG, 0, "%",
+   "RUPER: repartition only above this imbalance predicted from the speed reports", NULL},
+  {"run.ruper_change", K_DOUBLE, OFF(ruper_change), 0, 1, BIG, 1, "-",
+   "RUPER: a speed ratio s/s_last beyond [1/c, c] halves a rank's report interval (else it doubles), > 1", NULL},
+  {"run.ruper_report_min", K_LONG, OFF(ruper_report_min), 0, 0, 1e15, 1, "steps",
+   "RUPER: shortest report interval (the first, and the first after a repartition)", NULL},
+  {"run.ruper_report_max", K_LONG, OFF(ruper_report_max), 0, 0, 1e15, 1, "steps",
+   "RUPER: longest report interval, at least run.ruper_report_min", NULL},
   {"run.imbalance_tol", K_DOUBLE, OFF(zoltan_imbalance_tol), 0, 1, BIG, 0, "-", "Zoltan IMBALANCE_TOL (max/avg)", NULL},
   {"run.migrate_batch", K_LONG, OFF(migrate_batch), 0, 0, 2147483647.0, 0, "particles",
    "particles a rank sends per round of a migration (0: all in one round); rounds bound a repartition's memory", NULL},
@@ -150,6 +160,11 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->ewma_alpha = 0.5;
   s->pi_kp = 1.0;
   s->pi_ki = 0.3;
+  s->ruper_tmin_factor = 2.0;
+  s->ruper_threshold = 5.0;
+  s->ruper_change = 1.25;
+  s->ruper_report_min = 5;
+  s->ruper_report_max = 40;
   s->zoltan_imbalance_tol = 1.05;
   s->migrate_batch = 0;
   snprintf(s->backend, sizeof s->backend, "opencl");
@@ -635,6 +650,9 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
                     "co-located container that runs no rank", f, i, s->stress[i].host, r2);
   if (s->ranks > lat.count)
     return dem_fail(err, errlen, "%s: key 'run.ranks' = %d: more ranks than particles (%ld)", f, s->ranks, lat.count);
+  if (s->ruper_report_max < s->ruper_report_min)
+    return dem_fail(err, errlen, "%s: key 'run.ruper_report_max' = %ld steps: expected at least run.ruper_report_min "
+                "(%ld steps)", f, s->ruper_report_max, s->ruper_report_min);
   return 0;
 }
 

@@ -42,12 +42,16 @@ typedef struct dem_scenario {
 
   /* parallel run and load balancing */
   int ranks;                /* MPI processes */
-  char policy[8];           /* NOW, RW, RW5, EWMA or PI (policy.h) */
+  char policy[8];           /* NOW, RW, RW5, EWMA, PI or RUPER (policy.h) */
   long repartition_every;   /* steps between repartitions (the physics frequency) */
   double lambda_threshold;  /* %, imbalance that triggers an extra repartition (0: never) */
   double rw5_threshold;     /* %, RW5 updates the weights only above this imbalance */
   double ewma_alpha;        /* -, EWMA: smoothing factor of the speeds, (0, 1] */
   double pi_kp, pi_ki;      /* -, PI: proportional and integral gains */
+  double ruper_tmin_factor; /* -, RUPER: t_min = this x the measured cost of one repartition */
+  double ruper_threshold;   /* %, RUPER: repartition only above this predicted imbalance */
+  double ruper_change;      /* -, RUPER: speed ratio that halves a rank's report interval */
+  long ruper_report_min, ruper_report_max; /* steps, RUPER: bounds of the report interval */
   double zoltan_imbalance_tol; /* -, Zoltan IMBALANCE_TOL (max/avg) */
   long migrate_batch;       /* particles a rank sends per round of a migration; 0: one round */
 

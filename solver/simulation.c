@@ -300,6 +300,7 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
 
 int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
 {
+  dem_balance_finish(sim->balance);
   sim->ke_end = dem_simulation_kinetic_energy(sim);
   long n = (long)sim->p->n;
   dem_parallel_sum_long(&n, 1);

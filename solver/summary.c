@@ -50,6 +50,7 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   json_object_set_new(o, "contact_searches", json_integer(sim->searches));
   json_object_set_new(o, "policy", json_string(dem_balance_policy_name(sim->balance)));
   json_object_set_new(o, "repartitions", json_integer(sim->repartitions));
+  json_object_set_new(o, "speed_reports", json_integer(dem_balance_reports(sim->balance)));
   json_object_set_new(o, "lambda_max_percent", json_real(sim->lambda_max));
   json_object_set_new(o, "lambda_final_percent", json_real(sim->lambda_last));
   /* damping: balance.h defines the metric */

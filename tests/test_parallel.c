@@ -551,8 +551,8 @@ static void test_oscillation_metric(void)
   CU_ASSERT_DOUBLE_EQUAL(dem_balance_oscillation(settle, 3, 2), 0.0, 1e-15);
   /* a single change has nothing to reverse */
   CU_ASSERT_DOUBLE_EQUAL(dem_balance_oscillation(flip, 1, 2), 0.0, 1e-15);
-  const char *names[] = {"NOW", "RW", "RW5", "EWMA", "PI"};
-  for (int i = 0; i < 5; i++) {
+  const char *names[] = {"NOW", "RW", "RW5", "EWMA", "PI", "RUPER"};
+  for (int i = 0; i < 6; i++) {
     const dem_policy_t *p = dem_policy_find(names[i]);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_STRING_EQUAL(p->name, names[i]);

@@ -143,29 +143,36 @@ def advice(res, scenarios, policies):
     return [" ".join(out)]
 
 
-def figure(res, scenarios, policies, path):
+def bar_panels(scenarios, policies, panels, title, path):
+    """Stacked bar charts sharing the scenario axis, a bar per policy: panels is a list of
+    (y label, value(scenario, policy)); the top one leaves room for the legend."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(2, 1, figsize=(max(8, 1.6 * len(scenarios)), 7), sharex=True)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, 1.6 * len(scenarios)), 3.5 * len(panels)), sharex=True)
     width = 0.8 / len(policies)
-    for j, p in enumerate(policies):
-        xs = [i + (j - (len(policies) - 1) / 2) * width for i in range(len(scenarios))]
-        times = [res[(s, p)]["time"] if res.get((s, p)) else 0 for s in scenarios]
-        oscs = [res[(s, p)]["osc"] if res.get((s, p)) else 0 for s in scenarios]
-        axes[0].bar(xs, times, width, label=p)
-        axes[1].bar(xs, oscs, width, label=p)
-    top = max((r["time"] for r in res.values() if r), default=1.0)
-    axes[0].set_ylim(0, 1.25 * top)  # room for the legend above the bars
-    axes[0].set_ylabel("total simulated time (s)")
-    axes[1].set_ylabel("weight oscillation")
-    axes[1].set_xticks(range(len(scenarios)))
-    axes[1].set_xticklabels(scenarios, rotation=20, ha="right")
+    for ax, (label, value) in zip(axes, panels):
+        for j, p in enumerate(policies):
+            xs = [i + (j - (len(policies) - 1) / 2) * width for i in range(len(scenarios))]
+            ax.bar(xs, [value(s, p) for s in scenarios], width, label=p)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_ylabel(label)
+    top = max([panels[0][1](s, p) for s in scenarios for p in policies] + [1e-9])
+    axes[0].set_ylim(top=1.25 * top)
+    axes[-1].set_xticks(range(len(scenarios)))
+    axes[-1].set_xticklabels(scenarios, rotation=20, ha="right")
     axes[0].legend(ncol=len(policies), fontsize="small")
-    axes[0].set_title("Load-balancing policies on steady and spiky loads")
+    axes[0].set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def figure(res, scenarios, policies, path):
+    def field(key):
+        return lambda s, p: res[(s, p)][key] if res.get((s, p)) else 0
+    bar_panels(scenarios, policies, [("total simulated time (s)", field("time")), ("weight oscillation", field("osc"))],
+               "Load-balancing policies on steady and spiky loads", path)
 
 
 def main():

@@ -587,7 +587,9 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
           ("worksteal", "WORKSTEAL.md", "worksteal.png",
            "A second workload: work stealing across sites joined by a wide-area network"),
           ("offload", "OFFLOAD.md", "offload.png",
-           "Remote offload devices: a container's kernels on a remote P100 over the LAN")]
+           "Remote offload devices: a container's kernels on a remote P100 over the LAN"),
+          ("ruper", "RUPER.md", "ruper.png",
+           "Speed-report balancing with prediction (RUPER) against NOW, RW and RW5")]
 
 
 def beyond_section():
