@@ -339,7 +339,7 @@ static void test_help_lists_every_option(void)
   out[n] = '\0';
   CU_ASSERT_EQUAL(WEXITSTATUS(pclose(p)), 0);
   const char *opts[] = {"--out", "--particles", "--steps", "--policy", "--repartition-every", "--ranks", "--set",
-                        "--backend", "--quiet", "--dry-run"};
+                        "--backend", "--quiet", "--dry-run", "--attempt"};
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) CU_ASSERT_PTR_NOT_NULL(strstr(out, opts[i]));
 }
 
