@@ -451,6 +451,7 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   char **args = calloc(MAX_ARGS, sizeof *args);
   static char hosts[DEM_MAX_HOSTS * DEM_NAME_MAX + 32], ranks[32], attempt[32], restart[DEM_PATH_MAX + 32];
   const dem_failure_loss_t *l = NULL;
+  int from_dir = 0; /* DIR/checkpoint.h5 holds the state to restart from */
   if (now) *now = *s;
   for (int k = cli->attempt + 1; rc == 1 && now && log && args && dem_failure_log_read(s->out_dir, log) == 0 &&
                                  (l = dem_failure_log_loss(log, k - 1)) != NULL; k++) {
@@ -468,7 +469,8 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
     int a = 0;
     for (int i = 0; i < argc && a < MAX_ARGS - 10; i++) args[a++] = argv[i];
     const char *more[] = {"--set", hosts, "--set", ranks, "--attempt", attempt, "--restart", restart};
-    for (int i = 0; i < (l->written ? 8 : 6); i++) args[a++] = (char *)more[i];
+    from_dir |= l->written; /* or the attempt that was lost began from it and wrote none */
+    for (int i = 0; i < (from_dir ? 8 : 6); i++) args[a++] = (char *)more[i];
     args[a] = NULL;
     rc = launch_once(a, args, now, cli);
   }

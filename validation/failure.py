@@ -13,7 +13,8 @@ the mean total time of the run, its parts and the losses per interval; the best 
 interval against Young's tau = sqrt(2 C M) and Daly's higher-order form, C the checkpoint cost
 measured in the runs, M the MTBF) and DIR/failure.png (mean total time against the interval,
 one curve per MTBF, Young and Daly marked). DIR/runs.json keeps every run's figures; with
---report-only the report is written again from it.
+--report-only the report is written again from it. Each run's summary.json and failures.txt stay
+in DIR/m<MTBF>-i<interval>-s<seed>/case1-RW/; its checkpoint and particle files are deleted.
 
 Scales: tiny = 20,000 particles, 100 steps, a repartition every 10 (a few minutes);
 study = 500,000 particles, 300 steps, a repartition every 50 (about forty minutes on 2 cores,
@@ -34,7 +35,7 @@ from sweep import run_one  # noqa: E402
 
 # particles, steps, repartition period, MTBFs (s), checkpoint intervals (steps)
 SCALES = {"tiny": (20000, 100, 10, [0.15, 0.5], [5, 10, 25, 50]),
-          "study": (500000, 300, 50, [4.0, 12.0], [25, 50, 100, 200])}
+          "study": (500000, 300, 50, [6.0, 20.0], [25, 50, 100, 200])}
 SCENARIO = os.path.join(TOP, "scenarios", "case1.cfg")
 
 
@@ -62,6 +63,9 @@ def one(demsim, out, scale, mtbf, interval, seed):
     row = run_one(demsim, SCENARIO, "RW", rundir, run_args(scale, mtbf, interval, seed))
     rec = {"mtbf": mtbf, "interval": interval, "seed": seed, "status": row["status"], "wall_s": row["wall_s"]}
     path = os.path.join(rundir, "case1-RW", "summary.json")
+    for big in ("checkpoint.h5", "particles.h5"):  # 236 + 46 MB a run at the study scale
+        if os.path.exists(os.path.join(rundir, "case1-RW", big)):
+            os.remove(os.path.join(rundir, "case1-RW", big))
     if row["status"] == 0 and os.path.exists(path):
         with open(path) as f:
             s = json.load(f)
