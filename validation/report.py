@@ -585,7 +585,9 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
           ("compare-real", "COMPARE.md", "compare_real.png",
            "Predicted against measured on a real cluster: this machine, two emulated containers (validation/compare_real.py)"),
           ("worksteal", "WORKSTEAL.md", "worksteal.png",
-           "A second workload: work stealing across sites joined by a wide-area network")]
+           "A second workload: work stealing across sites joined by a wide-area network"),
+          ("failure", "FAILURE.md", "failure.png",
+           "A container lost mid-run: the checkpoint interval against the failure rate, with Young and Daly")]
 
 
 def beyond_section():
