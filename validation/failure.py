@@ -160,10 +160,8 @@ def report(runs, scale, mtbfs, intervals, seeds, out, command):
 
 
 def figure(points, best, step_s, mtbfs, intervals, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(8, 5))
+    import figures  # matplotlib, Agg backend
+    fig, ax = figures.plt.subplots(figsize=(8, 5))
     for k, m in enumerate(mtbfs):
         xs = [i for i in intervals if (m, i) in points]
         if not xs:
@@ -182,9 +180,7 @@ def figure(points, best, step_s, mtbfs, intervals, path):
     ax.set_ylabel("expected total time (s, simulated; mean over seeds)")
     ax.set_title("Case 1 with containers lost at a rate: total time against the checkpoint interval")
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    figures._save(fig, os.path.dirname(path), os.path.basename(path))
 
 
 def main():
