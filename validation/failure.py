@@ -147,7 +147,11 @@ def report(runs, scale, mtbfs, intervals, seeds, out, command):
               f"{bm['young_s']:.3g} s = {bm['young_s'] / step_s:.0f} steps; Daly: {bm['daly_s']:.3g} s = "
               f"{bm['daly_s'] / step_s:.0f} steps. The best measured interval is "
               f"{bm['best_s'] / bm['daly_s']:.2f} x Daly's.", ""]
+    last = [i for i in intervals if steps % i == 0]
     L += ["## Reading", "",
+          (f"Intervals that divide the {steps} steps ({', '.join(map(str, last))}) also write a checkpoint at the "
+           "last step, which no loss can use: one C more in their totals than Young's and Daly's model counts. "
+           if last else ""),
           "Young and Daly assume failures of a constant rate over a long run and a restart on the same resources. "
           "Here the run is a few times the MTBF, at most three containers can be lost, and each loss also slows the "
           "rest of the run (one container fewer, the 4-core one possibly among them), so the measured optimum is "
@@ -209,7 +213,9 @@ def main():
         return 2
     os.makedirs(a.out, exist_ok=True)
     store = os.path.join(a.out, "runs.json")
-    command = "validation/failure.py " + " ".join(sys.argv[1:])
+    command = f"/usr/bin/python3 validation/failure.py --scale {a.scale} --seeds {a.seeds}" + \
+        (f" --mtbf {' '.join(f'{m:g}' for m in a.mtbf)}" if a.mtbf else "") + \
+        (f" --intervals {' '.join(map(str, a.intervals))}" if a.intervals else "") + f" --out {a.out}"
     if a.report_only:
         with open(store) as f:
             return report(json.load(f), a.scale, mtbfs, intervals, a.seeds, a.out, command)
