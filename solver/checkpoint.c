@@ -38,11 +38,15 @@ static void problem_keys(const dem_sim_t *sim, dem_checkpoint_header_t *h)
   }
 }
 
-/* What writing or reading `bytes` of a checkpoint costs: the container's storage. */
-static void charge_storage(double bytes)
+/* What writing or reading `bytes` of a checkpoint costs: the container's storage. 0, or -1 with
+ * a message when the platform gives the container none. */
+static int charge_storage(double bytes, char *err, size_t errlen)
 {
   dem_work_t w = {.kind = DEM_WORK_STORAGE, .bytes = bytes};
-  dem_clock_charge(&w);
+  if (dem_clock_charge(&w) == 0) return 0;
+  snprintf(err, errlen, "checkpoint: platform: host '%s': missing property 'storage_bw' (B/s): checkpoints are "
+           "written to the container's storage (platforms/README.md)", dem_clock_host());
+  return -1;
 }
 
 static double file_bytes(const char *path)
@@ -84,7 +88,7 @@ int dem_checkpoint_write(dem_sim_t *sim, char *err, size_t errlen)
                                  .sim_time = dem_clock_now() - sim->sim_loop_start + sim->sim_time_before};
     problem_keys(sim, &h);
     rc = dem_output_checkpoint_create(tmp, &h, dem_balance_weights(sim->balance), err, errlen);
-    if (rc == 0) charge_storage(file_bytes(tmp));
+    if (rc == 0) rc = charge_storage(file_bytes(tmp), err, errlen);
   }
   dem_parallel_max_int(&rc, 1);
   /* HDF5 is serial: the ranks write their rows one after the other */
@@ -93,7 +97,7 @@ int dem_checkpoint_write(dem_sim_t *sim, char *err, size_t errlen)
     if (sim->rank == r) {
       double before = file_bytes(tmp);
       mine = dem_output_checkpoint_write(tmp, first, sim->p, err, errlen);
-      if (mine == 0) charge_storage(file_bytes(tmp) - before);
+      if (mine == 0) mine = charge_storage(file_bytes(tmp) - before, err, errlen);
     }
     dem_parallel_max_int(&mine, 1);
     rc = mine;
@@ -160,7 +164,8 @@ int dem_checkpoint_restore(dem_sim_t *sim, const char *path, double *weights, ch
     int e = 0;
     if (sim->rank == r) {
       e = dem_output_checkpoint_read(path, first, last - first, sim->p, err, errlen);
-      if (e == 0) charge_storage(file_bytes(path) * (double)(last - first) / (double)(h.total > 0 ? h.total : 1));
+      if (e == 0) e = charge_storage(file_bytes(path) * (double)(last - first) / (double)(h.total > 0 ? h.total : 1), err,
+                                     errlen);
     }
     dem_parallel_max_int(&e, 1);
     rc = e;

@@ -9,8 +9,9 @@ must: exit 0; reach the last step with every particle; run its end on one rank f
 the lost container; report one loss, lost time > 0 and a total equal to the sum of its parts;
 and end in the state of the run without the loss (positions within 1e-9 m: the decomposition
 differs, so the sums do too). SMPI only: losses drawn from failure.mtbf are the same twice with
-the same seed and the last restart begins from the last loss's checkpoint, and a loss after the
-end of the run changes nothing.
+the same seed and the last restart begins from the last loss's checkpoint; a loss after the end
+of the run changes nothing; on a platform without storage_bw the first checkpoint stops the run
+naming it.
 Exit status 0 when everything holds, else 1.
 """
 import argparse
@@ -107,6 +108,15 @@ def smpi_checks(demsim, out, errors):
                           f"last loss left a checkpoint of step {d['failure']['losses'][-1]['restarted_from_step']}")
     if draws[0] != draws[1]:
         errors.append(f"the same seed drew different losses: {draws}")
+    # a platform without storage_bw: the first checkpoint stops the run, naming the property
+    with open(os.path.join(TOP, "platforms", "openstack.xml")) as f:
+        xml = "".join(l for l in f if "storage_bw" not in l)
+    with open(os.path.join(out, "no-storage.xml"), "w") as f:
+        f.write(xml)
+    p, _, _ = run(demsim, out, "no-storage", steps + ["--set", f"platform.file={os.path.join(out, 'no-storage.xml')}"])
+    if p.returncode != 1 or "storage_bw" not in p.stdout:
+        errors.append(f"a platform without storage_bw: exit {p.returncode}, expected 1 naming storage_bw:\n"
+                      f"{p.stdout[-1500:]}")
     p, late, _ = run(demsim, out, "late", steps + ["--set", "failure.host=n3-cn6700-3", "--set", "failure.at=1000"])
     if late is None or late["failure"]["losses"] or late["failure"]["lost_s"] != 0 or late["ranks"] != 4:
         errors.append(f"a loss after the end: exit {p.returncode}, {late and late.get('failure')}")
