@@ -51,6 +51,10 @@ def daly(c, m):
     return math.sqrt(2 * c * m) * (1 + math.sqrt(x) / 3 + x / 9) - c
 
 
+def nearest(intervals, x):
+    return min(intervals, key=lambda i: abs(math.log(i / x)))
+
+
 def run_args(scale, mtbf, interval, seed):
     n, steps, every, _, _ = SCALES[scale]
     return ["--particles", str(n), "--steps", str(steps), "--repartition-every", str(every),
@@ -146,7 +150,9 @@ def report(runs, scale, mtbfs, intervals, seeds, out, command):
               f"interval: {bm['best']} steps = {bm['best_s']:.3g} s of compute. Young: sqrt(2 C M) = "
               f"{bm['young_s']:.3g} s = {bm['young_s'] / step_s:.0f} steps; Daly: {bm['daly_s']:.3g} s = "
               f"{bm['daly_s'] / step_s:.0f} steps. The best measured interval is "
-              f"{bm['best_s'] / bm['daly_s']:.2f} x Daly's.", ""]
+              f"{bm['best_s'] / bm['daly_s']:.2f} x Daly's; the interval of the grid nearest to Young's (on a log "
+              f"scale) is {nearest(intervals, bm['young_s'] / step_s)} steps, to Daly's "
+              f"{nearest(intervals, bm['daly_s'] / step_s)}.", ""]
     last = [i for i in intervals if steps % i == 0]
     L += ["## Reading", "",
           (f"Intervals that divide the {steps} steps ({', '.join(map(str, last))}) also write a checkpoint at the "
@@ -185,6 +191,7 @@ def figure(points, best, step_s, mtbfs, intervals, path):
                 ax.axvline(best[m]["daly_s"] / step_s, color=color, ls="--",
                            label=f"Daly, MTBF {m:g} s" if ax is axes[0] else None)
     axes[1].set_xscale("log")
+    axes[1].minorticks_off()
     axes[1].set_xticks(intervals)
     axes[1].set_xticklabels([str(i) for i in intervals])
     axes[1].set_xlabel("checkpoint interval (steps)")
