@@ -89,6 +89,7 @@ int dem_checkpoint_write(dem_sim_t *sim, char *err, size_t errlen)
     problem_keys(sim, &h);
     rc = dem_output_checkpoint_create(tmp, &h, dem_balance_weights(sim->balance), err, errlen);
     if (rc == 0) rc = charge_storage(file_bytes(tmp), err, errlen);
+    rc = rc != 0; /* 1 on failure: the maximum over the ranks carries it (-1 would lose to 0) */
   }
   dem_parallel_max_int(&rc, 1);
   /* HDF5 is serial: the ranks write their rows one after the other */
@@ -98,6 +99,7 @@ int dem_checkpoint_write(dem_sim_t *sim, char *err, size_t errlen)
       double before = file_bytes(tmp);
       mine = dem_output_checkpoint_write(tmp, first, sim->p, err, errlen);
       if (mine == 0) mine = charge_storage(file_bytes(tmp) - before, err, errlen);
+      mine = mine != 0;
     }
     dem_parallel_max_int(&mine, 1);
     rc = mine;
@@ -109,7 +111,7 @@ int dem_checkpoint_write(dem_sim_t *sim, char *err, size_t errlen)
   }
   if (rc == 0 && sim->rank == 0 && rename(tmp, path)) {
     snprintf(err, errlen, "checkpoint: cannot rename %s to %s", tmp, path);
-    rc = -1;
+    rc = 1;
   }
   dem_parallel_max_int(&rc, 1);
   if (rc && err[0] == '\0') snprintf(err, errlen, "checkpoint: writing %s failed on another rank", tmp);
@@ -166,6 +168,7 @@ int dem_checkpoint_restore(dem_sim_t *sim, const char *path, double *weights, ch
       e = dem_output_checkpoint_read(path, first, last - first, sim->p, err, errlen);
       if (e == 0) e = charge_storage(file_bytes(path) * (double)(last - first) / (double)(h.total > 0 ? h.total : 1), err,
                                      errlen);
+      e = e != 0;
     }
     dem_parallel_max_int(&e, 1);
     rc = e;

@@ -285,7 +285,8 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
     if (sc->checkpoint_every > 0 && sim->step % sc->checkpoint_every == 0) {
       dem_timer_start(&sim->timers, DEM_T_OUTPUT);
       int rc = dem_checkpoint_write(sim, err, errlen);
-      if (rc) return rc == DEM_SIM_HOST_FAILED ? dem_failure_strike(sim->failure, sim->step) : -1;
+      /* the ranks agreed on the outcome: a failed write ends the run cleanly, reported once */
+      if (rc) return rc == DEM_SIM_HOST_FAILED ? dem_failure_strike(sim->failure, sim->step) : DEM_SIM_FAILED_ALL;
       dem_timer_stop(&sim->timers, DEM_T_OUTPUT);
     }
     dem_progress_update(&prog, sim->step, sim->prm.dt * (double)sim->step, sim->lambda_last, sim->repartitions);
