@@ -55,13 +55,16 @@ inline int dem_search_collect(int i, __constant const double *prm, __global cons
           int j = cell_sorted[s];
           if (j == i) continue;
           double xj0 = pos[3 * j], xj1 = pos[3 * j + 1], xj2 = pos[3 * j + 2];
-          /* another cell hashed into the same bucket: it is visited on its own */
-          if (dem_cell_coord(xj0, ox, h) != qx || dem_cell_coord(xj1, oy, h) != qy || dem_cell_coord(xj2, oz, h) != qz)
-            continue;
           double ex = xj0 - xi0, ey = xj1 - xi1, ez = xj2 - xi2;
           double d2 = ex * ex + ey * ey + ez * ez;
           double cut = ri + radius[j] + skin;
-          if (d2 < cut * cut) count = dem_search_insert(gid, idx, count, id[j], j);
+          if (!(d2 < cut * cut)) continue;
+          /* a partner of another cell hashed into the same bucket is taken when its own cell is
+           * visited: checked after the distance, so that only the few candidates within reach pay
+           * the three divisions (same partners, same order) */
+          if (dem_cell_coord(xj0, ox, h) != qx || dem_cell_coord(xj1, oy, h) != qy || dem_cell_coord(xj2, oz, h) != qz)
+            continue;
+          count = dem_search_insert(gid, idx, count, id[j], j);
         }
       }
   return count;

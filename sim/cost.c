@@ -120,12 +120,13 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    * per particle: pos+radius 32 B; nbr_count read and written 8; 27 buckets (cell_start[b],
    *   [b+1]) 216; SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) = 1296: 1552 B.
    *   Flops: own cell 9 (3 x sub, div, floor), 6 walls x 2 (distance, r_i + skin) 12, and
-   *   SEARCH_CANDIDATES x 20 (the candidate's cell 9, e and d^2 8, cutoff r_i + r_j + skin 2
-   *   and its square 1) 720: 741 flops (a candidate from another cell is rejected earlier,
-   *   after its cell; counted in full all the same).
-   * per pair (a slot written): partner id 4, old gid and spring for the history carry 28,
-   *   new gid, index and spring stored 32: 64 B; 0 flops (integer work). */
-  [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 20, 0, 0, 0, 0, 0},
+   *   SEARCH_CANDIDATES x 11 (e and d^2 8, cutoff r_i + r_j + skin 2 and its square 1) 396:
+   *   417 flops.
+   * per pair (a slot written): the candidate's cell, checked only for those within reach 9
+   *   flops (a partner of another cell hashed into the bucket pays it too and is dropped: rare,
+   *   not counted); partner id 4, old gid and spring for the history carry 28, new gid, index
+   *   and spring stored 32: 64 B. */
+  [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 11, 9, 0, 0, 0, 0},
                        {32 + 8 + 216 + SEARCH_CANDIDATES * 36, 64, 0, 0, 0, 0}},
   /* FORCES (forces.cl: dem_forces).
    * per particle: pos, vel, omega 72 B, radius 8, nbr_count 4 read, force and torque 48 stored:

@@ -10,8 +10,8 @@
 
 #include "host.h"
 
-static void child(const char *platform, const char (*hosts)[64], int n_hosts, const char (*stress)[64], int n_stress,
-                  int fd)
+static void child(const char *platform, const char (*hosts)[64], int n_hosts, const char *server,
+                  const char (*stress)[64], int n_stress, int fd)
 {
   char msg[1024] = "";
   int argc = 2;
@@ -19,13 +19,14 @@ static void child(const char *platform, const char (*hosts)[64], int n_hosts, co
   simgrid_init(&argc, argv);
   simgrid_load_platform(platform);
   int rc = 0;
-  for (int i = 0; i < n_hosts && rc == 0; i++) {
+  for (int i = 0; i < n_hosts + (server ? 1 : 0) && rc == 0; i++) {
     sim_host_t h;
     char e[512];
-    if (!sg_host_by_name(hosts[i])) {
-      snprintf(msg, sizeof msg, "key 'platform.hosts': container \"%s\" is not a host of %s", hosts[i], platform);
+    const char *name = i < n_hosts ? hosts[i] : server, *key = i < n_hosts ? "platform.hosts" : "device.server";
+    if (!sg_host_by_name(name)) {
+      snprintf(msg, sizeof msg, "key '%s': container \"%s\" is not a host of %s", key, name, platform);
       rc = 1;
-    } else if (sim_host_read(&h, hosts[i], e, sizeof e)) {
+    } else if (sim_host_read(&h, name, e, sizeof e)) {
       snprintf(msg, sizeof msg, "%s: %s", platform, e);
       rc = 1;
     }
@@ -45,8 +46,8 @@ static void child(const char *platform, const char (*hosts)[64], int n_hosts, co
   _exit(rc);
 }
 
-int sim_platform_check(const char *platform, const char (*hosts)[64], int n_hosts, const char (*stress)[64],
-                       int n_stress, char *err, size_t errlen)
+int sim_platform_check(const char *platform, const char (*hosts)[64], int n_hosts, const char *server,
+                       const char (*stress)[64], int n_stress, char *err, size_t errlen)
 {
   int out[2], diag[2];
   if (pipe(out) || pipe(diag)) {
@@ -60,7 +61,7 @@ int sim_platform_check(const char *platform, const char (*hosts)[64], int n_host
     close(diag[0]);
     dup2(diag[1], 1);
     dup2(diag[1], 2);
-    child(platform, hosts, n_hosts, stress, n_stress, out[1]);
+    child(platform, hosts, n_hosts, server, stress, n_stress, out[1]);
   }
   close(out[1]);
   close(diag[1]);

@@ -7,8 +7,9 @@
 
 #include <stddef.h>
 
-/* 0, or -1 with a message naming the file and the host/property at fault. */
-int sim_platform_check(const char *platform, const char (*hosts)[64], int n_hosts, const char (*stress)[64],
-                       int n_stress, char *err, size_t errlen);
+/* 0, or -1 with a message naming the file and the host/property at fault. server: the
+ * device server's container (device.server), or NULL. */
+int sim_platform_check(const char *platform, const char (*hosts)[64], int n_hosts, const char *server,
+                       const char (*stress)[64], int n_stress, char *err, size_t errlen);
 
 #endif

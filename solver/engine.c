@@ -41,6 +41,7 @@
 #include "params.h"
 #include "particles.h"
 #include "physics_ref.h"
+#include "remote.h"
 
 enum { DEM_PENDING_FORCES = 1, DEM_PENDING_BOUNDARIES = 2 };
 
@@ -49,7 +50,8 @@ struct dem_engine {
   dem_params_t prm;
   dem_particles_t *p;
   dem_grid_t *grid;
-  dem_device_t *dev;          /* NULL for the reference backend */
+  dem_device_t *dev;          /* NULL for the reference and remote backends */
+  dem_remote_t *remote;       /* the remote backend's client (remote.h), else NULL */
   int search_due;             /* 1 until the first search, and after resize / owned positions pushed */
   double disp;                /* m, sum of per-step max |v| dt since the last search */
   double pairs, walls;        /* slots from the last search, of which wall slots */
@@ -160,6 +162,16 @@ dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const dem_params_
     dem_engine_destroy(&e);
     return NULL;
   }
+  if (e->backend == DEM_BACKEND_REMOTE) {
+    if (opts->measured) {
+      snprintf(err, errlen, "device.cost = \"measured\" times a local device: not with a device server");
+      dem_engine_destroy(&e);
+      return NULL;
+    }
+    e->remote = dem_remote_create(prm, p, err, errlen);
+    if (!e->remote) dem_engine_destroy(&e);
+    return e;
+  }
   if (e->backend == DEM_BACKEND_REF) {
     snprintf(e->name, sizeof(e->name), "reference C");
     if (opts->measured) {
@@ -190,21 +202,29 @@ dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const dem_params_
 void dem_engine_destroy(dem_engine_t **ep)
 {
   if (!ep || !*ep) return;
+  dem_remote_destroy(&(*ep)->remote);
   dem_device_destroy(&(*ep)->dev);
   dem_grid_destroy(&(*ep)->grid);
   free(*ep);
   *ep = NULL;
 }
 
-const char *dem_engine_error(const dem_engine_t *e) { return e->err; }
-const char *dem_engine_device_name(const dem_engine_t *e) { return e->name; }
+const char *dem_engine_error(const dem_engine_t *e) { return e->remote ? dem_remote_error(e->remote) : e->err; }
+const char *dem_engine_device_name(const dem_engine_t *e)
+{
+  return e->remote ? dem_remote_device_name(e->remote) : e->name;
+}
 
 int dem_engine_compute_units(const dem_engine_t *e)
 {
+  if (e->remote) return dem_remote_compute_units(e->remote);
   int units = e->backend == DEM_BACKEND_REF ? 1 : dem_device_compute_units(e->dev);
   return units > 0 ? units : 1;
 }
-dem_engine_work_t dem_engine_last_work(const dem_engine_t *e) { return e->last; }
+dem_engine_work_t dem_engine_last_work(const dem_engine_t *e)
+{
+  return e->remote ? dem_remote_last_work(e->remote) : e->last;
+}
 
 static int dem_engine_collect(dem_engine_t *e);
 
@@ -256,6 +276,7 @@ static int dem_engine_flush(dem_engine_t *e)
 static int dem_engine_copy(dem_engine_t *e, int to_host, int async, unsigned fields, size_t first, size_t count)
 {
   if (e->backend == DEM_BACKEND_REF) return 0; /* the host arrays are the only copy */
+  if (e->remote) return dem_remote_copy(e->remote, to_host, fields, first, count); /* always synchronous */
   if (first + count > e->p->cap)
     return dem_engine_fail(e, "%s of particles [%zu, %zu): the store holds %zu", to_host ? "pull" : "push", first,
                            first + count, e->p->cap);
@@ -281,7 +302,7 @@ int dem_engine_pull_async(dem_engine_t *e, unsigned fields, size_t first, size_t
 
 int dem_engine_wait_pulls(dem_engine_t *e)
 {
-  if (e->backend == DEM_BACKEND_REF) return 0;
+  if (e->backend != DEM_BACKEND_OPENCL) return 0;
   if (dem_device_wait_reads(e->dev) != 0) return dem_engine_device_fail(e, "pull");
   return 0;
 }
@@ -307,6 +328,7 @@ int dem_engine_resize(dem_engine_t *e)
 {
   e->search_due = 1; /* ghost indices changed */
   if (dem_engine_check_store(e->p, e->err, sizeof(e->err)) != 0) return -1;
+  if (e->remote) return dem_remote_resize(e->remote);
   if (e->backend == DEM_BACKEND_REF) return 0;
   /* the old buffers may wrap freed arrays by now: work requested before cannot run any more */
   if (e->ahead) {
@@ -342,6 +364,7 @@ static int dem_engine_collect(dem_engine_t *e)
 
 int dem_engine_kick_drift(dem_engine_t *e, double kick)
 {
+  if (e->remote) return dem_remote_kick_drift(e->remote, kick);
   dem_particles_t *p = e->p;
   e->last = (dem_engine_work_t){.particles = (double)p->n};
   if (e->backend == DEM_BACKEND_REF) {
@@ -358,6 +381,7 @@ int dem_engine_kick_drift(dem_engine_t *e, double kick)
 
 int dem_engine_kick(dem_engine_t *e)
 {
+  if (e->remote) return dem_remote_kick(e->remote);
   e->last = (dem_engine_work_t){.particles = (double)e->p->n};
   if (e->backend == DEM_BACKEND_REF) {
     if (dem_engine_ref_flush(e) != 0) return -1;
@@ -369,6 +393,7 @@ int dem_engine_kick(dem_engine_t *e)
 
 int dem_engine_needs_search(dem_engine_t *e)
 {
+  if (e->remote) return dem_remote_needs_search(e->remote) != 0; /* a failure: as below */
   /* a failure to read the counters surfaces again at the next call that waits (finish, pull) */
   if (dem_engine_collect(e) != 0) return 1;
   return e->search_due || e->disp > 0.5 * e->prm.skin;
@@ -396,6 +421,7 @@ static int dem_engine_widen_slots(dem_engine_t *e, int slots)
 
 int dem_engine_search(dem_engine_t *e)
 {
+  if (e->remote) return dem_remote_search(e->remote);
   dem_particles_t *p = e->p;
   if (dem_engine_collect(e) != 0 || dem_engine_ref_flush(e) != 0) return -1; /* the search clears the sum */
   if (e->ahead) {
@@ -452,6 +478,7 @@ int dem_engine_search(dem_engine_t *e)
 
 int dem_engine_forces(dem_engine_t *e)
 {
+  if (e->remote) return dem_remote_forces(e->remote);
   if (e->backend == DEM_BACKEND_REF) {
     if (dem_engine_ref_flush(e) != 0) return -1;
     dem_force_result_t r = dem_ref_forces(e->p, &e->prm);
@@ -468,6 +495,7 @@ int dem_engine_forces(dem_engine_t *e)
 
 int dem_engine_boundaries(dem_engine_t *e)
 {
+  if (e->remote) return dem_remote_boundaries(e->remote);
   if (e->backend == DEM_BACKEND_REF) {
     if (e->ref_pending != DEM_PENDING_FORCES && dem_engine_ref_flush(e) != 0) return -1;
     dem_force_result_t r = dem_ref_boundaries(e->p, &e->prm);
@@ -488,6 +516,7 @@ int dem_engine_boundaries(dem_engine_t *e)
 
 int dem_engine_external(dem_engine_t *e)
 {
+  if (e->remote) return dem_remote_external(e->remote);
   const double n = (double)e->p->n;
   if (e->backend == DEM_BACKEND_REF && e->ref_pending == (DEM_PENDING_FORCES | DEM_PENDING_BOUNDARIES)) {
     e->ref_pending = 0;
@@ -526,6 +555,7 @@ int dem_engine_external(dem_engine_t *e)
 
 int dem_engine_finish(dem_engine_t *e)
 {
+  if (e->remote) return dem_remote_finish(e->remote);
   if (e->backend == DEM_BACKEND_REF) return 0;
   /* work recorded as pending is not queued yet: it stays pending, so that a caller timing each
    * stage (forces; finish; boundaries; finish; external; finish) still gets the fused kernel,
@@ -541,7 +571,7 @@ int dem_engine_forces_ahead(dem_engine_t *e, size_t count, size_t *started)
    * kernel may run while the host does something else (the charge stays with the fused
    * launch, for all particles, where the study's loop has it). Natively the forces stay where
    * the step times them: the rank's load is measured. */
-  if (e->backend == DEM_BACKEND_REF || !dem_clock_modelled() || e->pending || e->ahead || e->search_due) return 0;
+  if (e->backend != DEM_BACKEND_OPENCL || !dem_clock_modelled() || e->pending || e->ahead || e->search_due) return 0;
   if (count > e->p->n) count = e->p->n;
   if (count == 0) return 0;
   if (dem_engine_collect(e) != 0) return -1;
@@ -562,12 +592,12 @@ int dem_engine_stage_end(dem_engine_t *e)
 
 int dem_engine_profile(dem_engine_t *e, int on)
 {
-  if (e->backend == DEM_BACKEND_REF) return dem_engine_fail(e, "profile: the reference backend has no kernels to time");
+  if (e->backend != DEM_BACKEND_OPENCL) return dem_engine_fail(e, "profile: only local OpenCL kernels are timed");
   if (dem_device_profile(e->dev, on) != 0) return dem_engine_device_fail(e, "profile");
   return 0;
 }
 
 double dem_engine_kernel_seconds(dem_engine_t *e)
 {
-  return e->backend == DEM_BACKEND_REF ? 0.0 : dem_device_kernel_seconds(e->dev);
+  return e->backend != DEM_BACKEND_OPENCL ? 0.0 : dem_device_kernel_seconds(e->dev);
 }

@@ -22,7 +22,8 @@
 struct dem_particles;
 struct dem_params;
 
-typedef enum { DEM_BACKEND_REF, DEM_BACKEND_OPENCL } dem_backend_t;
+/* REMOTE: the kernels run on a device server's device, over MPI (remote.h, device.server) */
+typedef enum { DEM_BACKEND_REF, DEM_BACKEND_OPENCL, DEM_BACKEND_REMOTE } dem_backend_t;
 
 typedef struct dem_engine_opts {
   dem_backend_t backend;

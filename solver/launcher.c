@@ -103,8 +103,8 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   char stress_hosts[DEM_MAX_STRESS][64], err[1200];
   for (int i = 0; i < s->n_stress; i++) snprintf(stress_hosts[i], sizeof stress_hosts[i], "%s", s->stress[i].host);
   int used = s->ranks < s->n_hosts ? s->ranks : s->n_hosts;
-  if (sim_platform_check(s->platform, (const char(*)[64])s->hosts, used, (const char(*)[64])stress_hosts, s->n_stress, err,
-                         sizeof err)) {
+  if (sim_platform_check(s->platform, (const char(*)[64])s->hosts, used, s->server[0] ? s->server : NULL,
+                         (const char(*)[64])stress_hosts, s->n_stress, err, sizeof err)) {
     fprintf(stderr, "demsim: %s: %s\n", s->file, err);
     return 2;
   }
@@ -121,12 +121,13 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
     return 2;
   }
   for (int r = 0; r < s->ranks; r++) fprintf(h, "%s\n", s->hosts[r % s->n_hosts]);
+  if (s->server[0]) fprintf(h, "%s\n", s->server); /* the device server follows the ranks */
   fclose(h);
 
   char dir[DEM_PATH_MAX], app[DEM_PATH_MAX + 16], np[16];
   self_dir(dir, sizeof dir);
   snprintf(app, sizeof app, "%s/demsim-app", dir);
-  snprintf(np, sizeof np, "%d", s->ranks);
+  snprintf(np, sizeof np, "%d", s->ranks + (s->server[0] ? 1 : 0));
   char *args[MAX_ARGS];
   int k = 0;
   args[k++] = "smpirun";
@@ -183,7 +184,7 @@ int dem_launch_in_process(const dem_scenario_t *s)
 {
   /* declared stress needs the launcher, which starts the real stress-ng processes; a host map
    * needs it to place even a single rank */
-  return (s->ranks == 1 && s->n_stress == 0 && !s->hostmap[0]) || getenv("OMPI_COMM_WORLD_SIZE") != NULL;
+  return (s->ranks == 1 && s->n_stress == 0 && !s->hostmap[0] && !s->server[0]) || getenv("OMPI_COMM_WORLD_SIZE") != NULL;
 }
 
 /* The shell loop of a stress: constant, or on/off periodic, after its start delay. Under a host
@@ -412,7 +413,8 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
 {
   if (s->hostmap[0]) return launch_hostmap(argc, argv, s, cli);
   char np[16], self[DEM_PATH_MAX], pe[32];
-  snprintf(np, sizeof np, "%d", s->ranks);
+  int procs = s->ranks + (s->server[0] ? 1 : 0); /* a device server is one more process */
+  snprintf(np, sizeof np, "%d", procs);
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) snprintf(self, sizeof self, "%s", argv[0]);
   else self[n] = '\0';
@@ -421,7 +423,7 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   args[k++] = "mpirun";
   args[k++] = "--oversubscribe";
   if (geteuid() == 0) args[k++] = "--allow-run-as-root";
-  share_cores(s->ranks, args, &k, pe, sizeof pe, cli->dry_run);
+  share_cores(procs, args, &k, pe, sizeof pe, cli->dry_run);
   args[k++] = "-np";
   args[k++] = np;
   args[k++] = self;

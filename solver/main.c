@@ -8,8 +8,22 @@
 #include "launcher.h"
 #include "parallel.h"
 #include "probe.h"
+#include "remote.h"
 #include "scenario.h"
 #include "simulation.h"
+
+/* The device-server process (device.server): serves the ranks' kernels until they are done. */
+static int serve_devices(const dem_scenario_t *sc)
+{
+  char err[1024];
+  if (dem_device_server_run(sc, err, sizeof err)) {
+    fprintf(stderr, "demsim: %s\n", err);
+    fflush(stderr);
+    dem_parallel_abort(1);
+  }
+  dem_parallel_finalize();
+  return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -51,12 +65,14 @@ int main(int argc, char **argv)
 #endif
 
   dem_parallel_init(&argc, &argv);
+  if (sc.server[0] && dem_parallel_split_servers(sc.ranks)) return serve_devices(&sc);
   int rc = dem_simulation_setup(&sim, &sc, &cli, err, sizeof err);
   if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);
   if (rc == 0) rc = dem_simulation_finish(&sim, err, sizeof err);
   if (rc == DEM_SIM_BAD_INPUT) {
     if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: %s\n", err);
     dem_simulation_destroy(&sim);
+    dem_remote_release(&sc);
     dem_parallel_finalize();
     return 2;
   }
@@ -72,6 +88,7 @@ int main(int argc, char **argv)
     /* every rank stopped together: report once, end MPI cleanly */
     if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: %s\n", err);
     dem_simulation_destroy(&sim);
+    dem_remote_release(&sc);
     dem_parallel_finalize();
     return 1;
   }
@@ -81,6 +98,7 @@ int main(int argc, char **argv)
     dem_parallel_abort(1);
   }
   dem_simulation_destroy(&sim);
+  dem_remote_release(&sc);
   dem_parallel_finalize();
   return 0;
 }

@@ -10,12 +10,53 @@
 #include <string.h>
 #include <time.h>
 
-/* The communicator of every call below: MPI_COMM_WORLD, or MPI_COMM_SELF while a test runs a
- * serial reference (dem_parallel_use_self). */
+/* The communicator of every call below: the application's ranks (MPI_COMM_WORLD, or its part
+ * without the device servers after dem_parallel_split_servers), or MPI_COMM_SELF while a test
+ * runs a serial reference (dem_parallel_use_self). */
 static int use_self;
+static int split;         /* 1 once dem_parallel_split_servers made app_comm */
+static MPI_Comm app_comm; /* valid when split */
 
 /* a function, not a constant: under SMPI MPI_COMM_WORLD is itself a call, per rank */
-static MPI_Comm comm(void) { return use_self ? MPI_COMM_SELF : MPI_COMM_WORLD; }
+static MPI_Comm comm(void) { return use_self ? MPI_COMM_SELF : split ? app_comm : MPI_COMM_WORLD; }
+
+MPI_Comm dem_parallel_comm(void) { return comm(); }
+
+int dem_parallel_split_servers(int app_ranks)
+{
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  int server = me >= app_ranks;
+  MPI_Comm_split(MPI_COMM_WORLD, server, me, &app_comm);
+  split = 1;
+  return server;
+}
+
+int dem_parallel_world_rank(void)
+{
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+/* the device-server protocol's messages: their own tag, on MPI_COMM_WORLD (client and server
+ * are in different halves of the split) */
+enum { DEM_TAG_DEVICE = 7700 };
+
+void dem_parallel_world_send(const void *buf, long n, int dest)
+{
+  MPI_Send(buf, (int)n, MPI_BYTE, dest, DEM_TAG_DEVICE, MPI_COMM_WORLD);
+}
+
+long dem_parallel_world_recv(void *buf, long max, int src, int *from)
+{
+  MPI_Status st;
+  MPI_Recv(buf, (int)max, MPI_BYTE, src < 0 ? MPI_ANY_SOURCE : src, DEM_TAG_DEVICE, MPI_COMM_WORLD, &st);
+  int count = 0;
+  MPI_Get_count(&st, MPI_BYTE, &count);
+  if (from) *from = st.MPI_SOURCE;
+  return count;
+}
 
 void dem_parallel_use_self(int on) { use_self = on; }
 
@@ -31,7 +72,10 @@ void dem_parallel_finalize(void)
 {
   int flag = 0;
   MPI_Finalized(&flag);
-  if (!flag) MPI_Finalize();
+  if (flag) return;
+  if (split) MPI_Comm_free(&app_comm);
+  split = 0;
+  MPI_Finalize();
 }
 
 void dem_parallel_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }

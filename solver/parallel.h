@@ -47,6 +47,21 @@ int dem_parallel_pingpong(int a, int b, long bytes, int reps, double *rtt_s);
  * one after the other, each with its terminating NUL; NULL on the other ranks. Collective. */
 char *dem_parallel_gather_text(const char *mine, int root);
 
+/* Device servers (device.server): the world ranks from app_ranks on serve the kernels of the
+ * others (solver/remote.c). Splits MPI_COMM_WORLD: every call of this module then works on the
+ * application's ranks only. Returns 1 on a server rank, 0 on an application rank. Collective
+ * over the world. */
+int dem_parallel_split_servers(int app_ranks);
+int dem_parallel_world_rank(void);
+/* The device-server protocol: blocking messages over the whole world, with their own tag.
+ * recv: src < 0 takes any source (written to *from); returns the bytes received (at most max). */
+void dem_parallel_world_send(const void *buf, long n, int dest);
+long dem_parallel_world_recv(void *buf, long max, int src, int *from);
+#ifdef MPI_VERSION
+/* The application's communicator, for the one other MPI user (Zoltan, partition.c). */
+MPI_Comm dem_parallel_comm(void);
+#endif
+
 /* Tests only: 1 makes every call above work on this rank alone (MPI_COMM_SELF), so that a
  * parallel test can run the 1-rank reference of a simulation inside the same program; 0 goes
  * back to all ranks. */

@@ -19,8 +19,9 @@
  * indices down by the number removed so far (all of them lower, in that order). The end state
  * is the same; the messages are not (more, smaller), so 0, one round, is the default.
  *
- * MPI: zoltan.h includes mpi.h itself, and Zoltan_Create needs the communicator, so this file
- * names MPI_COMM_WORLD (and nothing else of MPI); every other MPI call lives in parallel.c.
+ * MPI: zoltan.h includes mpi.h itself, and Zoltan_Create needs the communicator: the
+ * application's ranks (dem_parallel_comm: without the device servers, if any). Every MPI call
+ * lives in parallel.c.
  * Zoltan is only created with more than one rank: a serial run has nothing to partition. */
 #include "partition.h"
 #include "error.h"
@@ -301,7 +302,7 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
     dem_partition_destroy(&pt);
     return NULL;
   }
-  pt->zz = Zoltan_Create(MPI_COMM_WORLD);
+  pt->zz = Zoltan_Create(dem_parallel_comm());
   if (!pt->zz) {
     dem_fail(err, errlen, "Zoltan_Create failed");
     dem_partition_destroy(&pt);

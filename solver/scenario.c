@@ -92,6 +92,8 @@ static const key_def_t keys[] = {
    "model|measured"},
   {"device.local_speed", K_DOUBLE, OFF(local_speed), 0, 0, BIG, 0, "flop/s",
    "device.cost = measured: one core of this machine, in the platforms' unit (clock x KERNEL_FLOPS_PER_CYCLE)", NULL},
+  {"device.server", K_STRING, OFF(server), SZ(server), 0, 0, 0, "",
+   "container of a device server: every rank's kernels run there, over MPI (\"\": each rank its own device)", NULL},
   {"device.type", K_STRING, OFF(cl_device_type), SZ(cl_device_type), 0, 0, 0, "", "OpenCL device type", "any|cpu|gpu"},
   {"output.dir", K_STRING, OFF(out_dir), SZ(out_dir), 0, 0, 0, "", "output directory", NULL},
   {"output.snapshot_every", K_LONG, OFF(output_every), 0, 0, 1e15, 0, "steps", "particle snapshots (0: final state only)", NULL},
@@ -654,6 +656,16 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
     return dem_fail(err, errlen, "%s: key 'device.local_speed': device.cost = \"measured\" needs the DEM kernels' rate "
                 "of one core of this machine in flop/s, in the platforms' unit: its clock (`validation/hardware.py "
                 "--calibrate-only` prints it) x KERNEL_FLOPS_PER_CYCLE (platforms/make_platforms.py), e.g. 4.1e9", f);
+  if (s->server[0] && strcmp(s->device_cost, "measured") == 0)
+    return dem_fail(err, errlen, "%s: key 'device.server' = \"%s\": device.cost = \"measured\" times a local device; "
+                "a device server's kernels are charged by the model (expected device.cost = \"model\")", f, s->server);
+  if (s->server[0] && s->hostmap[0])
+    return dem_fail(err, errlen, "%s: key 'device.server' = \"%s\": not supported with native.hostmap (the host map "
+                "places the ranks only; expected one of the two)", f, s->server);
+  for (int r2 = 0; s->server[0] && r2 < s->n_stress; r2++)
+    if (strcmp(s->stress[r2].host, s->server) == 0)
+      return dem_fail(err, errlen, "%s: key 'device.server' = \"%s\": stress.[%d] runs on that container; expected a "
+                  "container that runs no stress", f, s->server, r2);
   if (s->n_hosts > 0 && s->ranks > s->n_hosts)
     return dem_fail(err, errlen, "%s: key 'run.ranks' = %d: expected at most %d, the number of containers in "
                 "'platform.hosts'", f, s->ranks, s->n_hosts);

@@ -70,6 +70,7 @@ typedef struct dem_scenario {
   int cl_platform;         /* -1: first platform with a device */
   int cl_device;           /* -1: first device */
   char cl_device_type[8];  /* any, cpu, gpu */
+  char server[DEM_NAME_MAX]; /* device.server: the container of the device server ("": none) */
   char device_cost[16];    /* "model": the cost model; "measured": kernels timed here, scaled */
   double local_speed;      /* flop/s of one core of this machine (device.cost = "measured") */
 

@@ -203,7 +203,8 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
     return dem_fail(err, errlen, "out of memory generating %ld particles", last - first);
   }
 
-  dem_engine_opts_t eo = {.backend = strcmp(sc->backend, "reference") == 0 ? DEM_BACKEND_REF : DEM_BACKEND_OPENCL,
+  dem_engine_opts_t eo = {.backend = sc->server[0] ? DEM_BACKEND_REMOTE
+                                     : strcmp(sc->backend, "reference") == 0 ? DEM_BACKEND_REF : DEM_BACKEND_OPENCL,
                           .cl_platform = sc->cl_platform, .cl_device = sc->cl_device,
                           .cl_device_type = sc->cl_device_type,
                           .measured = strcmp(sc->device_cost, "measured") == 0};

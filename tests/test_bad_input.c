@@ -93,6 +93,10 @@ static const bad_case_t cases[] = {
   {"measured_on_reference", RUN1, NULL, "--set device.cost=measured --set device.local_speed=4e9 --backend reference",
    "device.cost"},
   {"bad_cost", RUN1, NULL, "--set device.cost=guessed", "device.cost"},
+  {"server_measured", RUN1, NULL, "--set device.server=n3-cn6700-4 --set device.cost=measured --set device.local_speed=4e9",
+   "device.server"},
+  {"server_runs_stress", "run = { ranks = 1; };\nstress = ( { host = \"n3-cn6700-4\"; kind = \"vm\"; bytes = 1e9; } );\n", NULL,
+   "--set device.server=n3-cn6700-4", "device.server"},
   /* a file that says nothing about what to simulate, rather than the defaults run silently */
   {"empty_file", NULL, "", NULL, "the scenario is empty"},
   {"comments_only", NULL, "# a scenario still to be written\n", NULL, "the scenario is empty"},
@@ -193,6 +197,13 @@ static void test_bad_platforms_exit_2(void)
     CU_ASSERT_EQUAL(rc, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, cases[i].expect));
   }
+  /* a device server on a container the platform does not have */
+  char body[1024], out[4096];
+  snprintf(body, sizeof body, "%s%s", base, RUN1);
+  int rc = run_case("platform_server_missing", body, "--set device.server=n9-nowhere", out, sizeof out);
+  if (rc != 2 || !strstr(out, "device.server")) printf("\n  case platform_server_missing: exit %d, output: %s", rc, out);
+  CU_ASSERT_EQUAL(rc, 2);
+  CU_ASSERT_PTR_NOT_NULL(strstr(out, "key 'device.server': container \"n9-nowhere\""));
 }
 #endif
 

@@ -586,6 +586,8 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
            "Predicted against measured on a real cluster: this machine, two emulated containers (validation/compare_real.py)"),
           ("worksteal", "WORKSTEAL.md", "worksteal.png",
            "A second workload: work stealing across sites joined by a wide-area network"),
+          ("offload", "OFFLOAD.md", "offload.png",
+           "Remote offload devices: a container's kernels on a remote P100 over the LAN"),
           ("failure", "FAILURE.md", "failure.png",
            "A container lost mid-run: the checkpoint interval against the failure rate, with Young and Daly")]
 
