@@ -446,8 +446,14 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
  * to the same rank count), until the run ends or fails otherwise. */
 int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
+  int declared = s->failure_at > 0 || s->failure_mtbf > 0;
+  if (declared && cli->attempt == 0 && !cli->dry_run) {
+    char record[DEM_PATH_MAX + 32]; /* an earlier run's record must not restart this one */
+    dem_failure_log_path(s->out_dir, record, sizeof record);
+    remove(record);
+  }
   int rc = launch_once(argc, argv, s, cli);
-  if (!(s->failure_at > 0 || s->failure_mtbf > 0) || cli->dry_run) return rc;
+  if (!declared || cli->dry_run) return rc;
   dem_scenario_t *now = malloc(sizeof *now);
   dem_failure_log_t *log = malloc(sizeof *log);
   char **args = calloc(MAX_ARGS, sizeof *args);
