@@ -143,6 +143,14 @@ CONTAINERS = {
 }
 
 
+# B/s a container writes to (and reads from) its storage: checkpoints. ESTIMATE: the study does
+# not say what disks the nodes have; 200 MB/s is a sequential write between a 7200 rpm SATA disk's
+# (~150 MB/s) and a SATA SSD's (~500 MB/s), through the container's volume.
+STORAGE_BW = 200e6
+STORAGE_DOC = ["storage_bw 200 MB/s (checkpoints): ESTIMATE, a SATA disk's sequential write (between a",
+               "7200 rpm disk's ~150 MB/s and a SATA SSD's ~500 MB/s); the study does not name the disks."]
+
+
 def host_xml(hid, speed, cores, props, indent="    "):
     lines = [f'{indent}<host id="{hid}" speed="{speed:.6g}f" core="{cores}">']
     for k, v in props:
@@ -161,7 +169,8 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
              ("membus", f"{node}-membus"), ("core_bw", f"{core_bw:.6g}"),
              ("core_gather_bw", f"{gather if gather else core_bw:.6g}"),
              ("cache_line", f"{line:.6g}"), ("llc_bytes", f"{llc:.6g}"),
-             ("device", device), ("launch_latency", f"{latency:.6g}")]
+             ("device", device), ("launch_latency", f"{latency:.6g}"),
+             ("storage_bw", f"{STORAGE_BW:.6g}")]
     if device == "gpu":
         props += [("gpu_flops", f"{GPU['flops']:.6g}"), ("gpu_bw", f"{GPU['bw']:.6g}"),
                   ("gpu_gather_bw", f"{GPU['gather_bw']:.6g}"), ("pcie_bw", f"{GPU['pcie']:.6g}")]
@@ -241,7 +250,7 @@ def openstack():
         "",
     ] + NODE_TYPES["i7-6700"]["doc"] + [""] + NODE_TYPES["i7-4790"]["doc"] + [""] + \
         NODE_TYPES["gpu-host"]["doc"] + [""] + GPU["doc"] + [""] + NET["doc"] + [
-        "CPU containers: launch_latency 5 us, ESTIMATE of an OpenCL CPU runtime's enqueue cost.",
+        "CPU containers: launch_latency 5 us, ESTIMATE of an OpenCL CPU runtime's enqueue cost."] + STORAGE_DOC + [
         "Memory is not isolated between co-located containers (the study): they share N-membus."]
     nodes = []
     for i in range(1, 6):
@@ -278,6 +287,7 @@ def local():
         "Core rate for the DEM kernels: 3.0 GHz (bwprobe's FMA loop: 48 GF/s at 16 flop/cycle, AVX2)",
         "x KERNEL_FLOPS_PER_CYCLE.",
         "launch_latency 5 us: ESTIMATE (OpenCL CPU runtime).",
+    ] + STORAGE_DOC + [
         "Hosts: local-0 and local-1 are one core each (one rank per core); local is both cores.",
     ]
     node = simple_node("local", "local", 26e9, 3.0e9 * KERNEL_FLOPS_PER_CYCLE, 18e9,
@@ -295,7 +305,7 @@ def testbed():
         "8 single-core containers node-0..node-7 at 1 Gf/s on a 1 Gbps switch: node-0..3 are",
         "co-located on physical node pa (one memory bus, pa-membus, 10 GB/s), node-4..7 on pb",
         "(pb-membus). One core draws at most 5 GB/s. No launch latency.",
-    ]
+    ] + STORAGE_DOC
     nodes = [simple_node("pa", "testbed", 10e9, 1e9, 5e9,
                          [(f"node-{i}", 1, "testbed-1") for i in range(0, 4)],
                          ["physical node pa: node-0..3 share pa-membus"]),
@@ -455,7 +465,7 @@ def probe_node(n, containers):
            + ("" if n.get("llc_bytes") else " (ESTIMATE: not readable)") + ".",
            f"DEM kernels (contact lattice, particle-steps/s): {rates or 'not measured'}.",
            "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
-           f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."]
+           f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."] + STORAGE_DOC
     cs = []
     for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,

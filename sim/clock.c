@@ -87,6 +87,9 @@ int dem_clock_charge(const dem_work_t *w)
   case SIM_ON_LINK:
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_copy_time(h, c.bytes));
     return pass(h->launch_latency);
+  case SIM_ON_STORAGE:
+    if (!(h->storage_bw > 0.0)) return -1; /* the platform gives none: the caller names the property */
+    return pass(c.bytes / h->storage_bw);
   }
   return -1;
 }

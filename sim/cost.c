@@ -174,6 +174,9 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
   /* OUTPUT: HDF5 copies the data into its buffers and the page cache (the disk write is
    *   asynchronous): 2 B of traffic per byte written. */
   [DEM_WORK_OUTPUT] = {SIM_ON_HOST, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 2}},
+  /* STORAGE: a checkpoint must reach the disk before it counts (it is renamed into place only
+   *   then), so each byte crosses the container's storage: 1 B per byte. */
+  [DEM_WORK_STORAGE] = {SIM_ON_STORAGE, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 1}},
 };
 
 static int bad(double x) { return !isfinite(x) || x < 0.0; }

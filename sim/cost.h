@@ -11,7 +11,8 @@
 typedef enum {
   SIM_ON_DEVICE, /* an OpenCL kernel: all the container's cores, or the GPU */
   SIM_ON_HOST,   /* host code on one core of the container (pack, binning, partition, output) */
-  SIM_ON_LINK    /* a host<->device copy: PCIe on a GPU, nothing to move on a CPU device */
+  SIM_ON_LINK,   /* a host<->device copy: PCIe on a GPU, nothing to move on a CPU device */
+  SIM_ON_STORAGE /* the container's storage: `bytes` at its bandwidth */
 } sim_place_t;
 
 typedef struct sim_cost {

@@ -117,6 +117,8 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
       number_prop(host, "launch_latency", 1, &h->launch_latency, err, errlen))
     return -1;
 
+  if (sg_host_get_property_value(host, "storage_bw") && number_prop(host, "storage_bw", 0, &h->storage_bw, err, errlen))
+    return -1;
   char device[8];
   if (copy_prop(host, "device", device, sizeof device, err, errlen)) return -1;
   if (strcmp(device, "cpu") == 0) {

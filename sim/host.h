@@ -11,6 +11,8 @@
  *   device     "cpu" or "gpu": where the DEM kernels run
  *   gpu_flops, gpu_bw, gpu_gather_bw, pcie_bw (FP64 flop/s, B/s, B/s, B/s)    -- device="gpu" only
  *   launch_latency (s)
+ *   storage_bw (B/s)  the container's storage, read and written by checkpoints; optional (a run
+ *                     that writes none needs no figure)
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
@@ -42,6 +44,7 @@ typedef struct sim_host {
   double gpu_gather_bw;   /* B/s, GPU memory bandwidth for gathered data (device = gpu) */
   double pcie_bw;         /* B/s, host<->device copies (device = gpu) */
   double launch_latency;  /* s, per kernel launch or copy enqueued on the GPU (device = gpu) */
+  double storage_bw;      /* B/s, the container's storage (checkpoints); 0 when the platform has none */
 } sim_host_t;
 
 /* Reads the description of the named host (NULL: the calling actor's host). Returns 0, or -1

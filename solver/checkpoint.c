@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "balance.h"
 #include "engine.h"
+#include "failure.h"
 #include "output.h"
 #include "clock.h"
 #include "parallel.h"
@@ -36,8 +38,26 @@ static void problem_keys(const dem_sim_t *sim, dem_checkpoint_header_t *h)
   }
 }
 
+/* What writing or reading `bytes` of a checkpoint costs: the container's storage. 0, or -1 with
+ * a message when the platform gives the container none. */
+static int charge_storage(double bytes, char *err, size_t errlen)
+{
+  dem_work_t w = {.kind = DEM_WORK_STORAGE, .bytes = bytes};
+  if (dem_clock_charge(&w) == 0) return 0;
+  snprintf(err, errlen, "checkpoint: platform: host '%s': missing property 'storage_bw' (B/s): checkpoints are "
+           "written to the container's storage (platforms/README.md)", dem_clock_host());
+  return -1;
+}
+
+static double file_bytes(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 ? (double)st.st_size : 0.0;
+}
+
 int dem_checkpoint_write(dem_sim_t *sim, char *err, size_t errlen)
 {
+  double began = dem_clock_now();
   /* the exact integrator state: no velocity synchronisation here */
   if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, sim->p->n)) {
     snprintf(err, errlen, "checkpoint: device -> host: %s", dem_engine_error(sim->engine));
@@ -68,21 +88,34 @@ int dem_checkpoint_write(dem_sim_t *sim, char *err, size_t errlen)
                                  .sim_time = dem_clock_now() - sim->sim_loop_start + sim->sim_time_before};
     problem_keys(sim, &h);
     rc = dem_output_checkpoint_create(tmp, &h, dem_balance_weights(sim->balance), err, errlen);
+    if (rc == 0) rc = charge_storage(file_bytes(tmp), err, errlen);
+    rc = rc != 0; /* 1 on failure: the maximum over the ranks carries it (-1 would lose to 0) */
   }
   dem_parallel_max_int(&rc, 1);
   /* HDF5 is serial: the ranks write their rows one after the other */
   for (int r = 0; r < sim->ranks && rc == 0; r++) {
     int mine = 0;
-    if (sim->rank == r) mine = dem_output_checkpoint_write(tmp, first, sim->p, err, errlen);
+    if (sim->rank == r) {
+      double before = file_bytes(tmp);
+      mine = dem_output_checkpoint_write(tmp, first, sim->p, err, errlen);
+      if (mine == 0) mine = charge_storage(file_bytes(tmp) - before, err, errlen);
+      mine = mine != 0;
+    }
     dem_parallel_max_int(&mine, 1);
     rc = mine;
   }
+  /* a container lost while the checkpoint was written: it never became the checkpoint */
+  if (dem_failure_due(sim->failure)) {
+    if (sim->rank == 0) remove(tmp);
+    return DEM_SIM_HOST_FAILED;
+  }
   if (rc == 0 && sim->rank == 0 && rename(tmp, path)) {
     snprintf(err, errlen, "checkpoint: cannot rename %s to %s", tmp, path);
-    rc = -1;
+    rc = 1;
   }
   dem_parallel_max_int(&rc, 1);
   if (rc && err[0] == '\0') snprintf(err, errlen, "checkpoint: writing %s failed on another rank", tmp);
+  if (rc == 0) dem_failure_checkpoint_done(sim->failure, sim->step, dem_clock_now() - began);
   return rc ? -1 : 0;
 }
 
@@ -131,7 +164,12 @@ int dem_checkpoint_restore(dem_sim_t *sim, const char *path, double *weights, ch
   long first = h.total * sim->rank / sim->ranks, last = h.total * (sim->rank + 1) / sim->ranks;
   for (int r = 0; r < sim->ranks && rc == 0; r++) {
     int e = 0;
-    if (sim->rank == r) e = dem_output_checkpoint_read(path, first, last - first, sim->p, err, errlen);
+    if (sim->rank == r) {
+      e = dem_output_checkpoint_read(path, first, last - first, sim->p, err, errlen);
+      if (e == 0) e = charge_storage(file_bytes(path) * (double)(last - first) / (double)(h.total > 0 ? h.total : 1), err,
+                                     errlen);
+      e = e != 0;
+    }
     dem_parallel_max_int(&e, 1);
     rc = e;
   }

@@ -34,6 +34,8 @@ void dem_cli_print_help(void *stream)
           "                             same problem; output.checkpoint_every writes them) up to time.steps\n"
           "  -q, --quiet                no progress and no configuration echo\n"
           "      --dry-run              validate the scenario and print the launch command only\n"
+          "      --attempt K            the K-th restart after a lost container (failure.*); demsim passes it\n"
+          "                             itself when it restarts from DIR/failures.txt\n"
           "\n"
           "Options of `probe` (native build; starts itself under mpirun, one rank per host):\n"
           "      --hosts H1,H2,...      the hosts to measure; a host listed twice measures an\n"
@@ -59,6 +61,7 @@ static const struct option options[] = {
   {"backend", required_argument, 0, 'b'},    {"set", required_argument, 0, 'S'},
   {"restart", required_argument, 0, 'R'},    {"quiet", no_argument, 0, 'q'},
   {"dry-run", no_argument, 0, 'D'},          {"help", no_argument, 0, 'h'},
+  {"attempt", required_argument, 0, 'A'},
   {"version", no_argument, 0, 'V'},          {0, 0, 0, 0}};
 
 static const struct { char opt; const char *key; } shortcuts[] = {
@@ -72,7 +75,7 @@ static int parse_options(int argc, char **argv, dem_cli_t *cli, char *err, size_
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "+:o:n:s:p:r:P:b:S:R:qhV", options, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "+:o:n:s:p:r:P:b:S:R:A:qhV", options, NULL)) != -1) {
     const char *key = NULL;
     for (size_t i = 0; i < sizeof shortcuts / sizeof shortcuts[0]; i++)
       if (shortcuts[i].opt == c) key = shortcuts[i].key;
@@ -87,6 +90,10 @@ static int parse_options(int argc, char **argv, dem_cli_t *cli, char *err, size_
     switch (c) {
     case 'R': cli->restart = optarg; break;
     case 'q': cli->quiet = 1; break;
+    case 'A':
+      if (sscanf(optarg, "%d", &cli->attempt) != 1 || cli->attempt < 0)
+        return dem_fail(err, errlen, "option --attempt: expected an integer >= 0, got '%s'", optarg);
+      break;
     case 'D': cli->dry_run = 1; break;
     case 'h': cli->command = DEM_CMD_HELP; return 1;
     case 'V': cli->command = DEM_CMD_VERSION; return 1;
@@ -211,5 +218,6 @@ int dem_cli_load_scenario(const dem_cli_t *cli, dem_scenario_t *s, char *err, si
   for (int i = 0; i < cli->n_sets; i++)
     if (dem_scenario_set(s, cli->sets[i], err, errlen)) return -1;
   if (cli->quiet) s->progress = 0;
+  s->attempt = cli->attempt;
   return dem_scenario_validate(s, err, errlen);
 }

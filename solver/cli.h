@@ -29,10 +29,14 @@ typedef struct dem_cli {
   const char *restart;               /* --restart FILE: continue from a checkpoint, or NULL */
   int quiet;                         /* --quiet: no progress, no configuration echo */
   int dry_run;                       /* --dry-run: validate and print the launch command only */
+  int attempt;                       /* --attempt K: the K-th restart after a lost container */
   dem_cli_probe_t probe;             /* the options of `probe` */
 } dem_cli_t;
 
 struct dem_scenario;
+
+/* Exit status of a run that lost a container (failure.*): the launcher restarts it. */
+#define DEM_EXIT_HOST_LOST 3
 
 /* Parses argv. Returns 0, or -1 with a message (the caller prints it and exits with 2). */
 int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errlen);

@@ -20,6 +20,7 @@ typedef enum dem_work_kind {
   DEM_WORK_PACK,         /* host: packing/unpacking `bytes` for ghosts or migration */
   DEM_WORK_PARTITION,    /* host: Zoltan RCB over `particles` (global count) on `ranks` parts */
   DEM_WORK_OUTPUT,       /* host: writing `bytes` of output */
+  DEM_WORK_STORAGE,      /* `bytes` written to or read from the container's storage (checkpoints) */
   DEM_WORK_KIND_COUNT
 } dem_work_kind_t;
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "failure_log.h"
 #include "probe.h"
 #include "hostmap.h"
 #include "scenario.h"
@@ -83,7 +84,7 @@ static void self_dir(char *buf, size_t len)
 
 int dem_launch_in_process(const dem_scenario_t *s) { (void)s; return 0; }
 
-int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
   if (!s->platform[0]) {
     fprintf(stderr, "demsim: %s: key 'platform.file': the SMPI build needs a SimGrid platform (e.g. "
@@ -412,7 +413,7 @@ static int launch_hostmap(int argc, char **argv, const dem_scenario_t *s, const 
   return rc;
 }
 
-int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
   if (s->hostmap[0]) return launch_hostmap(argc, argv, s, cli);
   char np[16], self[DEM_PATH_MAX], pe[32];
@@ -441,3 +442,52 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   return rc;
 }
 #endif
+
+/* A container lost mid-run (failure.*, solver/failure.h): the run stopped, DIR/failures.txt names
+ * the lost container and the last checkpoint. Launch again on the surviving containers, one rank
+ * fewer (the ranks of the lost container gone), from that checkpoint (the partition and the
+ * balancing weights start afresh: the checkpoint reader takes equal blocks, its weights apply only
+ * to the same rank count), until the run ends or fails otherwise. */
+int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+{
+  int declared = s->failure_at > 0 || s->failure_mtbf > 0;
+  if (declared && cli->attempt == 0 && !cli->dry_run) {
+    char record[DEM_PATH_MAX + 32]; /* an earlier run's record must not restart this one */
+    dem_failure_log_path(s->out_dir, record, sizeof record);
+    remove(record);
+  }
+  int rc = launch_once(argc, argv, s, cli);
+  if (!declared || cli->dry_run) return rc;
+  dem_scenario_t *now = malloc(sizeof *now);
+  dem_failure_log_t *log = malloc(sizeof *log);
+  char **args = calloc(MAX_ARGS, sizeof *args);
+  static char hosts[DEM_MAX_HOSTS * DEM_NAME_MAX + 32], ranks[32], attempt[32], restart[DEM_PATH_MAX + 32];
+  const dem_failure_loss_t *l = NULL;
+  int from_dir = 0; /* DIR/checkpoint.h5 holds the state to restart from */
+  if (now) *now = *s;
+  for (int k = cli->attempt + 1; rc == 1 && now && log && args && dem_failure_log_read(s->out_dir, log) == 0 &&
+                                 (l = dem_failure_log_loss(log, k - 1)) != NULL; k++) {
+    int n = 0, used = now->ranks < now->n_hosts ? now->ranks : now->n_hosts;
+    for (int r = 0; r < used; r++)
+      if (strcmp(now->hosts[r], l->host)) memmove(now->hosts[n++], now->hosts[r], DEM_NAME_MAX);
+    now->n_hosts = now->ranks = n;
+    fprintf(stderr, "demsim: container %s lost at %.4g s (step %ld); restarting on %d from step %ld\n", l->host, l->at,
+            l->step, n, l->checkpoint_step);
+    int m = snprintf(hosts, sizeof hosts, "platform.hosts=");
+    for (int r = 0; r < n; r++) m += snprintf(hosts + m, sizeof hosts - (size_t)m, "%s%s", r ? "," : "", now->hosts[r]);
+    snprintf(ranks, sizeof ranks, "run.ranks=%d", n);
+    snprintf(attempt, sizeof attempt, "%d", k);
+    snprintf(restart, sizeof restart, "%s/checkpoint.h5", s->out_dir);
+    int a = 0;
+    for (int i = 0; i < argc && a < MAX_ARGS - 10; i++) args[a++] = argv[i];
+    const char *more[] = {"--set", hosts, "--set", ranks, "--attempt", attempt, "--restart", restart};
+    from_dir |= l->written; /* or the attempt that was lost began from it and wrote none */
+    for (int i = 0; i < (from_dir ? 8 : 6); i++) args[a++] = (char *)more[i];
+    args[a] = NULL;
+    rc = launch_once(a, args, now, cli);
+  }
+  free(now);
+  free(log);
+  free(args);
+  return rc;
+}

@@ -76,6 +76,14 @@ int main(int argc, char **argv)
     dem_parallel_finalize();
     return 2;
   }
+  if (rc == DEM_SIM_HOST_FAILED) {
+    /* a container was lost: the launcher restarts from the last checkpoint (failure.h) */
+    if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: a container was lost (failure.*); %s/failures.txt has it\n",
+                                          sc.out_dir);
+    dem_simulation_destroy(&sim);
+    dem_parallel_finalize();
+    return DEM_EXIT_HOST_LOST;
+  }
   if (rc == DEM_SIM_FAILED_ALL) {
     /* every rank stopped together: report once, end MPI cleanly */
     if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: %s\n", err);

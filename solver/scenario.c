@@ -113,6 +113,15 @@ static const key_def_t keys[] = {
   {"output.checkpoint_every", K_LONG, OFF(checkpoint_every), 0, 0, 1e15, 0, "steps",
    "checkpoints in DIR/checkpoint.h5, for --restart (0: none)", NULL},
   {"output.progress", K_BOOL, OFF(progress), 0, 0, 1, 0, "", "print progress", NULL},
+  {"failure.host", K_STRING, OFF(failure_host), SZ(failure_host), 0, 0, 0, "",
+   "the container (one of platform.hosts) lost at failure.at (\"\": none)", NULL},
+  {"failure.at", K_DOUBLE, OFF(failure_at), 0, 0, BIG, 0, "s",
+   "time of the loss on the run's time line: simulated (SMPI), wall clock (native) (0: none)", NULL},
+  {"failure.mtbf", K_DOUBLE, OFF(failure_mtbf), 0, 0, BIG, 0, "s",
+   "mean time between container losses, exponential, drawn with failure.seed (0: none)", NULL},
+  {"failure.seed", K_LONG, OFF(failure_seed), 0, 0, 2147483647.0, 0, "-", "seed of the failure draws", NULL},
+  {"failure.restart_latency", K_DOUBLE, OFF(restart_latency), 0, 0, BIG, 0, "s",
+   "SMPI build: detecting a loss and launching the run again (ESTIMATE; scenarios/README.md)", NULL},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -150,6 +159,8 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->dt_fraction_max = 0.2;
   s->skin_ratio = 0.005;
   s->overlap_max = 0.05;
+  s->failure_seed = 1;
+  s->restart_latency = DEM_RESTART_LATENCY_ESTIMATE;
   s->overlap_abort = 0.25;
   s->check_every = 1000;
   s->ranks = 1;
@@ -604,6 +615,36 @@ int dem_scenario_lattice(const dem_scenario_t *s, dem_lattice_t *lat, char *err,
   return 0;
 }
 
+/* failure.*: one way to declare the loss, a container that runs a rank, and a container left to
+ * restart on. After a restart (s->attempt > 0) the lost container is no longer in the list. */
+static int validate_failure(const dem_scenario_t *s, const char *f, char *err, size_t errlen)
+{
+  if (s->failure_at > 0 && s->failure_mtbf > 0)
+    return dem_fail(err, errlen, "%s: key 'failure.mtbf': expected either failure.at (one loss at a given time) or "
+                    "failure.mtbf (losses drawn at a rate), not both", f);
+  if (s->failure_host[0] && !(s->failure_at > 0))
+    return dem_fail(err, errlen, "%s: key 'failure.at': failure.host = \"%s\" needs the time of the loss (> 0 s)", f,
+                    s->failure_host);
+  if (s->failure_mtbf > 0 && s->failure_host[0])
+    return dem_fail(err, errlen, "%s: key 'failure.host': with failure.mtbf the lost containers are drawn; expected "
+                    "no failure.host", f);
+  if (!(s->failure_at > 0 || s->failure_mtbf > 0)) return 0;
+  if (s->n_hosts == 0)
+    return dem_fail(err, errlen, "%s: key 'platform.hosts': a declared failure (failure.*) needs the list of containers "
+                    "that run the ranks", f);
+  if (s->attempt == 0 && s->ranks < 2)
+    return dem_fail(err, errlen, "%s: key 'run.ranks' = %d: losing a container needs at least 2 (one to restart on)",
+                    f, s->ranks);
+  if (s->failure_at > 0 && s->attempt == 0) {
+    int found = 0;
+    for (int r = 0; r < s->ranks; r++) found |= strcmp(s->hosts[r], s->failure_host) == 0;
+    if (!found)
+      return dem_fail(err, errlen, "%s: key 'failure.host' = \"%s\": expected one of the %d containers that run a rank "
+                      "(platform.hosts)", f, s->failure_host, s->ranks);
+  }
+  return 0;
+}
+
 int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
 {
   const char *f = s->file[0] ? s->file : "(defaults)";
@@ -653,7 +694,7 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
   if (s->ruper_report_max < s->ruper_report_min)
     return dem_fail(err, errlen, "%s: key 'run.ruper_report_max' = %ld steps: expected at least run.ruper_report_min "
                 "(%ld steps)", f, s->ruper_report_max, s->ruper_report_min);
-  return 0;
+  return validate_failure(s, f, err, errlen);
 }
 
 void dem_scenario_print_keys(void *stream)

@@ -17,6 +17,12 @@
 #define DEM_NAME_MAX 64
 #define DEM_MAX_HOSTS 256
 #define DEM_MAX_STRESS 64
+/* s, failure.restart_latency by default: from a container's loss to the run launched again on the
+ * survivors. ESTIMATE (no measurement of the study's cloud): mpirun learns of the loss when the
+ * container's daemon stops answering (seconds), ends the job, and the launcher starts it again on
+ * containers that already run (none to boot); the set-up after that (reading the checkpoint,
+ * partitioning) is simulated, not part of this figure. */
+#define DEM_RESTART_LATENCY_ESTIMATE 10.0
 
 typedef struct dem_scenario {
   char file[DEM_PATH_MAX];   /* the scenario file as given */
@@ -79,6 +85,14 @@ typedef struct dem_scenario {
   long checkpoint_every;   /* steps between checkpoints (DIR/checkpoint.h5; 0: none) */
   char out_dir[DEM_PATH_MAX];
   int progress;            /* 1: print progress */
+
+  /* a container lost mid-run (solver/failure.h) */
+  char failure_host[DEM_NAME_MAX]; /* the container that fails at failure_at ("": none) */
+  double failure_at;               /* s on the run's time line (0: no failure at a fixed time) */
+  double failure_mtbf;             /* s, mean time between failures, exponential (0: none) */
+  long failure_seed;               /* seed of the failure draws */
+  double restart_latency;          /* s, detection + re-launch of a failed run (SMPI build) */
+  int attempt;                     /* restarts after failures so far (--attempt; not a key) */
 } dem_scenario_t;
 
 /* Fills every field with its default. */

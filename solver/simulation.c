@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "engine.h"
+#include "failure.h"
 #include "ghosts.h"
 #include "metrics.h"
 #include "output.h"
@@ -172,6 +173,8 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   if (sim->rank == 0 && make_dirs(sc->out_dir))
     return dem_fail(err, errlen, "key 'output.dir' = \"%s\": cannot create it: %s", sc->out_dir, strerror(errno));
   dem_parallel_barrier();
+  sim->failure = dem_failure_create(sc, cli ? cli->attempt : 0, sim->rank, err, errlen);
+  if (!sim->failure) return -1;
 
   dem_lattice_t lat;
   if (dem_scenario_lattice(sc, &lat, err, errlen)) return -1;
@@ -254,8 +257,10 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
   sim->wall_loop_start = dem_clock_wall();
   sim->sim_loop_start = dem_clock_now();
   dem_timer_start(&sim->timers, DEM_T_TOTAL);
+  dem_failure_loop_start(sim->failure, sim->step);
   int created = 0;
   while (sim->step < sc->steps) {
+    if (dem_failure_due(sim->failure)) return dem_failure_strike(sim->failure, sim->step);
     if (dem_timestep(sim, err, errlen)) return -1;
     if (sc->check_every > 0 && sim->step % sc->check_every == 0) {
       dem_timer_start(&sim->timers, DEM_T_OUTPUT);
@@ -280,13 +285,16 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
     }
     if (sc->checkpoint_every > 0 && sim->step % sc->checkpoint_every == 0) {
       dem_timer_start(&sim->timers, DEM_T_OUTPUT);
-      if (dem_checkpoint_write(sim, err, errlen)) return -1;
+      int rc = dem_checkpoint_write(sim, err, errlen);
+      /* the ranks agreed on the outcome: a failed write ends the run cleanly, reported once */
+      if (rc) return rc == DEM_SIM_HOST_FAILED ? dem_failure_strike(sim->failure, sim->step) : DEM_SIM_FAILED_ALL;
       dem_timer_stop(&sim->timers, DEM_T_OUTPUT);
     }
     dem_progress_update(&prog, sim->step, sim->prm.dt * (double)sim->step, sim->lambda_last, sim->repartitions);
   }
   dem_timer_stop(&sim->timers, DEM_T_TOTAL);
   if (dem_engine_finish(sim->engine)) return dem_fail(err, errlen, "%s", dem_engine_error(sim->engine));
+  if (dem_failure_due(sim->failure)) return dem_failure_strike(sim->failure, sim->step);
   dem_parallel_barrier();
   sim->sim_loop_end = dem_clock_now();
   sim->wall_loop_end = dem_clock_wall();
@@ -351,6 +359,7 @@ int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
 
 void dem_simulation_destroy(dem_sim_t *sim)
 {
+  if (sim->failure) dem_failure_destroy(&sim->failure);
   dem_metrics_destroy(&sim->metrics);
   dem_ghosts_destroy(&sim->ghosts);
   dem_partition_destroy(&sim->partition);

@@ -16,6 +16,7 @@ struct dem_balance;
 struct dem_partition;
 struct dem_ghosts;
 struct dem_metrics;
+struct dem_failure;
 
 typedef struct dem_sim {
   const struct dem_scenario *sc;
@@ -26,6 +27,7 @@ typedef struct dem_sim {
   struct dem_partition *partition; /* Zoltan RCB, migration */
   struct dem_ghosts *ghosts;       /* ghost registration and per-step exchange */
   struct dem_metrics *metrics;     /* metrics.csv / metrics.h5 */
+  struct dem_failure *failure;     /* a container lost mid-run (failure.*) */
   dem_timers_t timers;
   int rank, ranks;
   char host[64];                   /* the container (SMPI) or machine this rank runs on */
@@ -51,8 +53,11 @@ int dem_simulation_setup(dem_sim_t *sim, const struct dem_scenario *sc, const st
 #define DEM_SIM_FAILED_ALL (-2)
 /* Bad input found after MPI started (e.g. a restart file of another problem): exit status 2. */
 #define DEM_SIM_BAD_INPUT (-3)
+/* A container was lost (failure.*): the launcher restarts from the last checkpoint. */
+#define DEM_SIM_HOST_FAILED (-4)
 
-/* The time loop. 0, -1 with a message, or DEM_SIM_FAILED_ALL (message on rank 0). */
+/* The time loop. 0, -1 with a message, DEM_SIM_FAILED_ALL (message on rank 0) or
+ * DEM_SIM_HOST_FAILED. */
 int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen);
 /* Final outputs (particles.h5, summary.json, metrics). 0 or -1. */
 int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen);

@@ -12,9 +12,40 @@
 #include "balance.h"
 #include "clock.h"
 #include "engine.h"
+#include "failure.h"
 #include "probe.h"
 #include "scenario.h"
 #include "simulation.h"
+
+/* The run's time with its lost containers (failure.h): the parts sum to the total. */
+static json_t *failure_json(const dem_sim_t *sim)
+{
+  dem_failure_account_t a;
+  if (dem_failure_account(sim->failure, &a)) return NULL;
+  json_t *o = json_object(), *losses = json_array();
+  for (int i = 0; i < a.log->n_losses; i++) {
+    const dem_failure_loss_t *l = &a.log->loss[i];
+    json_t *e = json_object();
+    json_object_set_new(e, "host", json_string(l->host));
+    json_object_set_new(e, "at_s", json_real(l->at));
+    json_object_set_new(e, "step", json_integer(l->step));
+    json_object_set_new(e, "restarted_from_step", json_integer(l->checkpoint_step));
+    json_object_set_new(e, "recompute_s", json_real(l->at - l->kept_until));
+    json_array_append_new(losses, e);
+  }
+  json_object_set_new(o, "losses", losses);
+#ifdef DEMSIM_SMPI
+  json_object_set_new(o, "restart_latency_parameter_s", json_real(sim->sc->restart_latency));
+#endif
+  const struct { const char *k; double v; } parts[] = {
+    {"setup_s", a.setup}, {"kept_s", a.kept}, {"recompute_s", a.recompute}, {"restart_latency_s", a.restart_latency},
+    {"restart_setup_s", a.restart_setup}, {"lost_s", a.recompute + a.restart_latency + a.restart_setup},
+    {"total_s", a.total}, {"checkpoint_s", a.checkpoint_s},
+    {"checkpoint_cost_s", a.checkpoints ? a.checkpoint_s / a.checkpoints : 0.0}};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) json_object_set_new(o, parts[i].k, json_real(parts[i].v));
+  json_object_set_new(o, "checkpoints", json_integer(a.checkpoints));
+  return o;
+}
 
 int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_rank_t *ranks, char *err,
                       size_t errlen)
@@ -83,6 +114,8 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
     json_array_append_new(per, e);
   }
   json_object_set_new(o, "per_rank", per);
+  json_t *failure = failure_json(sim);
+  if (failure) json_object_set_new(o, "failure", failure);
 
   char tmp[1100];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);

@@ -108,6 +108,21 @@ static const bad_case_t cases[] = {
   {"comments_only", NULL, "# a scenario still to be written\n", NULL, "the scenario is empty"},
   {"output_only", NULL, "name = \"t\";\noutput = { metrics_every = 10; };\n", NULL, "no problem or run settings"},
   {"empty_file_with_options", NULL, "", "--particles 1000 --steps 10", "the scenario is empty"},
+  /* a container lost mid-run */
+  {"failure_at_and_mtbf", "run = { ranks = 2; };\nfailure = { host = \"n1-cn6700-4\"; at = 1.0; mtbf = 5.0; };\n", NULL,
+   NULL, "failure.mtbf"},
+  {"failure_host_without_at", "run = { ranks = 2; };\nfailure = { host = \"n1-cn6700-4\"; };\n", NULL, NULL, "failure.at"},
+  {"failure_host_with_mtbf", "run = { ranks = 2; };\nfailure = { host = \"n1-cn6700-4\"; mtbf = 5.0; };\n", NULL, NULL,
+   "failure.host"},
+  {"failure_host_runs_no_rank", "run = { ranks = 2; };\nfailure = { host = \"n3-cn6700-4\"; at = 1.0; };\n", NULL, NULL,
+   "failure.host"},
+  {"failure_single_rank", RUN1, NULL, "--set failure.mtbf=5", "run.ranks"},
+  {"failure_negative_at", "run = { ranks = 2; };\nfailure = { host = \"n1-cn6700-4\"; at = -1.0; };\n", NULL, NULL,
+   "failure.at"},
+  {"failure_negative_mtbf", "run = { ranks = 2; };\nfailure = { mtbf = -5.0; };\n", NULL, NULL, "failure.mtbf"},
+  {"failure_negative_latency", "run = { ranks = 2; };\nfailure = { mtbf = 5.0; restart_latency = -1.0; };\n", NULL, NULL,
+   "failure.restart_latency"},
+  {"failure_bad_attempt", "run = { ranks = 2; };\n", NULL, "--attempt minus", "--attempt"},
 };
 
 static void test_each_bad_input_exits_2(void)
@@ -356,7 +371,7 @@ static void test_help_lists_every_option(void)
   out[n] = '\0';
   CU_ASSERT_EQUAL(WEXITSTATUS(pclose(p)), 0);
   const char *opts[] = {"--out", "--particles", "--steps", "--policy", "--repartition-every", "--ranks", "--set",
-                        "--backend", "--quiet", "--dry-run"};
+                        "--backend", "--quiet", "--dry-run", "--attempt"};
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) CU_ASSERT_PTR_NOT_NULL(strstr(out, opts[i]));
 }
 

@@ -589,7 +589,9 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
           ("offload", "OFFLOAD.md", "offload.png",
            "Remote offload devices: a container's kernels on a remote P100 over the LAN"),
           ("ruper", "RUPER.md", "ruper.png",
-           "Speed-report balancing with prediction (RUPER) against NOW, RW and RW5")]
+           "Speed-report balancing with prediction (RUPER) against NOW, RW and RW5"),
+          ("failure", "FAILURE.md", "failure.png",
+           "A container lost mid-run: the checkpoint interval against the failure rate, with Young and Daly")]
 
 
 def beyond_section():
