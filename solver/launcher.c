@@ -149,7 +149,21 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   args[k++] = app;
   for (int i = 1; i < argc && k < MAX_ARGS - 1; i++) args[k++] = argv[i];
   args[k] = NULL;
-  return run_and_wait(args, cli->dry_run);
+  if (cli->dry_run) return run_and_wait(args, 1);
+  /* smpirun exits with 0 when a rank calls MPI_Abort (SimGrid kills the others and reports a
+   * deadlock): a run that ends well writes its summary last, so one without it failed */
+  char summary[DEM_PATH_MAX + 16];
+  snprintf(summary, sizeof summary, "%s/summary.json", s->out_dir);
+  if (unlink(summary) && errno != ENOENT) {
+    fprintf(stderr, "demsim: cannot remove the previous %s: %s\n", summary, strerror(errno));
+    return 1;
+  }
+  int rc = run_and_wait(args, 0);
+  if (rc == 0 && access(summary, F_OK)) {
+    fprintf(stderr, "demsim: the run stopped before writing %s (a rank aborted: see its message above)\n", summary);
+    rc = 1;
+  }
+  return rc;
 }
 
 int main(int argc, char **argv)
