@@ -122,7 +122,7 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   for (int r = 0; r < s->ranks; r++) fprintf(h, "%s\n", s->hosts[r % s->n_hosts]);
   fclose(h);
 
-  char dir[DEM_PATH_MAX], app[DEM_PATH_MAX + 16], np[16];
+  char dir[DEM_PATH_MAX], app[DEM_PATH_MAX + 24], np[16], zoltan[DEM_PATH_MAX + 64];
   self_dir(dir, sizeof dir);
   snprintf(app, sizeof app, "%s/demsim-app", dir);
   snprintf(np, sizeof np, "%d", s->ranks);
@@ -138,6 +138,11 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   /* computations are charged explicitly by sim/ (kernels run in OpenCL threads SMPI cannot see) */
   args[k++] = "--cfg=smpi/simulate-computation:no";
   args[k++] = "--cfg=smpi/display-timing:no";
+  /* Zoltan is one shared library for every rank (CMakeLists.txt), but PHG keeps state in
+   * globals (a serial communicator the first caller sets up, phg_serialpartition.c; the
+   * random-number state): the hypergraph partitioners get a copy per rank */
+  snprintf(zoltan, sizeof zoltan, "--cfg=smpi/privatize-libs:%s/libdemsim-zoltan.so", dir);
+  if (strcmp(s->partitioner, "PHG") == 0 || strcmp(s->partitioner, "GRAPH") == 0) args[k++] = zoltan;
   args[k++] = "--log=root.thres:warning";
   args[k++] = "--log=root.fmt:%m%n";
   args[k++] = app;
