@@ -114,12 +114,11 @@ struct dem_partition {
   const partitioner_t *desc;
   int calls;                /* repartitions so far, the set-up one included */
   dem_partition_stats_t stats;
-  /* neighbour structure of the owned particles, built before each partition: the partners of
-   * particle i are adj_gid / adj_proc [adj_first[i], adj_first[i + 1]) */
+  /* neighbour structure of the owned particles, built for each partition and freed after it:
+   * the partners of particle i are adj_gid / adj_proc [adj_first[i], adj_first[i + 1]) */
   size_t *adj_first;
   dem_gid_t *adj_gid;
   int *adj_proc;
-  size_t adj_cap, adj_first_cap;
   dem_sim_t *sim;
   int rank, ranks;
   int has_cuts;
@@ -507,18 +506,6 @@ static int by_gid(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* grows *buf to hold n elements of `size` bytes; 0 or -1 */
-static int grow(void **buf, size_t *cap, size_t n, size_t size)
-{
-  if (n <= *cap && *buf) return 0;
-  size_t c = n + n / 4 + 16;
-  void *b = realloc(*buf, c * size);
-  if (!b) return -1;
-  *buf = b;
-  *cap = c;
-  return 0;
-}
-
 /* The owned particles' partners (adj_*) from their slots, with each partner's owner: this rank,
  * or the rank its ghost came from. A partner found nowhere (slots restored from a checkpoint
  * before any ghost exists) is left out. `count`: add the slots and the cut ones to the stats.
@@ -530,13 +517,11 @@ static int build_adjacency(dem_partition_t *pt, size_t n_ghost, int count)
   for (size_t i = 0; i < n; i++) total += (size_t)p->nbr_count[i];
   owner_t *own = malloc((m ? m : 1) * sizeof *own);
   int *src = malloc((n_ghost ? n_ghost : 1) * sizeof *src);
-  size_t cap = pt->adj_cap;
-  int bad = !own || !src || grow((void **)&pt->adj_first, &pt->adj_first_cap, n + 1, sizeof *pt->adj_first) ||
-            grow((void **)&pt->adj_gid, &cap, total, sizeof *pt->adj_gid);
-  int *proc = bad ? NULL : realloc(pt->adj_proc, cap * sizeof *proc);
-  if (proc) pt->adj_proc = proc;
-  pt->adj_cap = proc ? cap : 0; /* adj_proc is at least this long (adj_gid too) */
-  if (!proc) {
+  /* (the caller frees adj_* after the partition, also after a failure here) */
+  pt->adj_first = malloc((n + 1) * sizeof *pt->adj_first);
+  pt->adj_gid = malloc((total ? total : 1) * sizeof *pt->adj_gid);
+  pt->adj_proc = malloc((total ? total : 1) * sizeof *pt->adj_proc);
+  if (!own || !src || !pt->adj_first || !pt->adj_gid || !pt->adj_proc) {
     free(own);
     free(src);
     return -1;
@@ -679,7 +664,16 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
 
   double t0 = dem_clock_now();
   exports_t e = {0, NULL, NULL, NULL, NULL};
-  if (partition_lists(pt, sim, weights, n_ghost, &e, err, errlen)) return -1;
+  int failed = partition_lists(pt, sim, weights, n_ghost, &e, err, errlen);
+  /* the neighbour structure served the partition only (under SMPI every rank's lives in one
+   * process: it is not kept through the migration and the time loop) */
+  free(pt->adj_first);
+  free(pt->adj_gid);
+  free(pt->adj_proc);
+  pt->adj_first = NULL;
+  pt->adj_gid = NULL;
+  pt->adj_proc = NULL;
+  if (failed) return -1;
   double t1 = dem_clock_now();
 
   pt->failed = 0;

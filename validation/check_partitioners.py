@@ -26,7 +26,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from check_pipeline import png_problem  # noqa: E402
+from check_pipeline import report_problems  # noqa: E402
 
 PARTITIONERS = ["RCB", "RIB", "HSFC", "PHG", "GRAPH"]
 SCENARIO, POLICY = "case1", "RW"
@@ -83,21 +83,9 @@ def check_runs(out, errors):
 
 
 def check_report(out, errors):
-    path = os.path.join(out, "PARTITIONERS.md")
-    if not os.path.exists(path):
-        errors.append(f"{path}: missing")
-        return
-    text = open(path).read()
-    if f"### {SCENARIO}" not in text:
-        errors.append(f"{path}: no table for {SCENARIO}")
-    for x in PARTITIONERS:
-        if not any(line.startswith(f"| {POLICY} | {x} | ") and "failed" not in line for line in text.splitlines()):
-            errors.append(f"{path}: no row for {x}")
-    if "## Does a graph or hypergraph partitioner beat RCB?" not in text or "Answer: " not in text:
-        errors.append(f"{path}: no answer paragraph")
-    problem = png_problem(os.path.join(out, "partitioners.png"))
-    if problem:
-        errors.append(f"partitioners.png: {problem}")
+    errors += report_problems(out, "PARTITIONERS.md", "partitioners.png", f"### {SCENARIO}",
+                              [f"| {POLICY} | {x} | " for x in PARTITIONERS],
+                              ["## Does a graph or hypergraph partitioner beat RCB?", "Answer: "])
 
 
 def run_demsim(demsim, out, name, args):
