@@ -396,18 +396,18 @@ static int ghost_destinations_any(dem_ghosts_t *g, dem_sim_t *sim, double reach,
   double *xout = malloc((n_out ? n_out : 1) * 3 * sizeof *xout), *xin = malloc((n_in ? n_in : 1) * 3 * sizeof *xin);
   char *ans_out = calloc(n_in ? n_in : 1, 1), *ans_in = calloc(n_out ? n_out : 1, 1);
   if (!xout || !xin || !ans_out || !ans_in || !in_first) bad = 1;
-  /* round 1: the candidates' positions */
-  if (!bad) {
-    for (size_t q = 0; q < n_out; q++) memcpy(xout + 3 * q, p->pos + 3 * (size_t)cand[q], 3 * sizeof(double));
-    bad |= post(g, (char *)xin, g->count_from, in_first, 3 * sizeof(double), TAG_CANDIDATE, 1);
-    bad |= post(g, (char *)xout, g->count_to, out_first, 3 * sizeof(double), TAG_CANDIDATE, 0);
-  }
-  dem_parallel_xchg_wait(g->xchg);
-  dem_parallel_max_int(&bad, 1); /* from here on every rank has its candidates, or none goes on */
+  /* every rank has its buffers, or none posts a message (a rank waiting for one that never
+   * comes would hang) */
+  dem_parallel_max_int(&bad, 1);
   if (bad) {
     free(cand); free(xout); free(xin); free(ans_out); free(ans_in); free(out_first); free(in_first);
     return border_and_lists(g, p, 0, border, old_to_new, 1, moved);
   }
+  /* round 1: the candidates' positions */
+  for (size_t q = 0; q < n_out; q++) memcpy(xout + 3 * q, p->pos + 3 * (size_t)cand[q], 3 * sizeof(double));
+  bad |= post(g, (char *)xin, g->count_from, in_first, 3 * sizeof(double), TAG_CANDIDATE, 1);
+  bad |= post(g, (char *)xout, g->count_to, out_first, 3 * sizeof(double), TAG_CANDIDATE, 0);
+  dem_parallel_xchg_wait(g->xchg);
   /* which candidates have one of this rank's particles within reach */
   if (!g->grid) g->grid = dem_grid_create();
   size_t bad_at = 0;

@@ -22,9 +22,11 @@ void dem_partition_destroy(dem_partition_t **pt);
 int dem_partition_repartition(dem_partition_t *pt, struct dem_sim *sim, const double *weights, char *err,
                               size_t errlen);
 /* Ranks whose part box intersects the box [lo, hi] (after a repartition): writes at most
- * max ranks into out and returns how many (-1 on a Zoltan error). */
+ * max ranks into out and returns how many (-1 on a Zoltan error, or a partitioner without
+ * part boxes). */
 int dem_partition_box_ranks(const dem_partition_t *pt, const double lo[3], const double hi[3], int *out, int max);
-/* The box of part `part` (m); sides on the outside of the domain are +-DBL_MAX. 0 or -1. */
+/* The box of part `part` (m); sides on the outside of the domain are +-DBL_MAX. 0, or -1 (also
+ * for a partitioner without part boxes, once it has partitioned). */
 int dem_partition_part_box(const dem_partition_t *pt, int part, double lo[3], double hi[3]);
 /* 1 once a repartition has made the cuts (before that, on 1 rank: every box is infinite). */
 int dem_partition_has_cuts(const dem_partition_t *pt);
