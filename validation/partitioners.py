@@ -3,7 +3,7 @@
 
     validation/partitioners.py [--scale tiny|study] [--out DIR] [--demsim PATH] [-j N]
                                [--scenarios NAME ...] [--policies P ...] [--partitioners X ...]
-                               [--reuse]
+                               [--reuse] [--report-only]
 
 Runs {case1, case2, case3} x {NOW, RW} x {RCB, RIB, HSFC, PHG, GRAPH} (run.partitioner,
 scenarios/README.md) and writes DIR/PARTITIONERS.md (a table per scenario: total simulated
@@ -16,7 +16,8 @@ Scales: tiny = 20,000 particles, 60 steps, a repartition every 10 (seconds a run
 study = 500,000 particles, 500 steps, a repartition every 50 (minutes a run; PHG and GRAPH
 take longest: their partitioning runs for real, once per rank, on this machine).
 --reuse keeps the runs whose summary.json is already in DIR at the same scale (a sweep stopped
-half way resumes; the report covers whatever is there).
+half way resumes); --report-only runs nothing and writes the report of the runs in DIR (a run
+not there is listed as not run).
 Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad arguments.
 """
 import argparse
@@ -179,7 +180,7 @@ def figure(res, scenarios, policies, parts, path):
     plt.close(fig)
 
 
-def report(out, scale, scenarios, policies, parts, res):
+def report(out, scale, scenarios, policies, parts, res, note=""):
     n, steps, every = SCALES[scale]
     missing = [f"{s} {p} {x}" for s in scenarios for p in policies for x in parts if res.get((s, p, x)) is None]
     lines = ["# Partitioners on heterogeneous containers", "",
@@ -193,8 +194,11 @@ def report(out, scale, scenarios, policies, parts, res):
              "for every partitioner), then the real seconds this machine spent in it (all ranks on one core "
              "under SMPI). RCB uses the part boxes for ghost registration, the others the box-free registration "
              "(scenarios/README.md).", ""]
+    if note:
+        lines += [note, ""]
     if missing:
-        lines += [f"Not run (or failed) at this scale: {', '.join(missing)}.", ""]
+        lines += [f"Not run (or failed) at this scale: {', '.join(missing)} (the same command with `--reuse` runs only "
+                  "what is missing).", ""]
     for s in scenarios:
         lines += table(s, res, policies, parts)
     lines += ["## Does a graph or hypergraph partitioner beat RCB?", ""] + answer(res, scenarios, policies, parts) + [""]
@@ -213,12 +217,20 @@ def main():
     ap.add_argument("--policies", nargs="+", choices=POLICIES, default=POLICIES)
     ap.add_argument("--partitioners", nargs="+", choices=PARTITIONERS, default=PARTITIONERS)
     ap.add_argument("--reuse", action="store_true", help="keep runs already in --out at this scale")
+    ap.add_argument("--report-only", action="store_true", help="run nothing: the report of the runs in --out")
+    ap.add_argument("--note", default="", help="a paragraph added under the scale line (what was left out and why)")
     a = ap.parse_args()
     if not os.access(a.demsim, os.X_OK):
         print(f"partitioners.py: {a.demsim}: not an executable demsim", file=sys.stderr)
         return 2
     os.makedirs(a.out, exist_ok=True)
     runs = [(s, p, x) for s in a.scenarios for p in a.policies for x in a.partitioners]
+    if a.report_only:
+        res = {(s, p, x): collect(a.out, s, p, x, a.scale) for s, p, x in runs}
+        report(a.out, a.scale, a.scenarios, a.policies, a.partitioners, res, a.note)
+        print(f"partitioners.py: {os.path.join(a.out, 'PARTITIONERS.md')} from {sum(r is not None for r in res.values())} "
+              f"of {len(runs)} runs")
+        return 0
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         futs = [ex.submit(run_one, a.demsim, s, p, x, a.out, a.scale, a.reuse) for s, p, x in runs]
@@ -230,7 +242,7 @@ def main():
             print(f"[{i}/{len(runs)}] {row['scenario']} {row['policy']} {row['partitioner']}: {what} "
                   f"({'reused' if row['reused'] else '%.1f s wall' % row['wall_s']})", flush=True)
     res = {(s, p, x): collect(a.out, s, p, x, a.scale) for s, p, x in runs}
-    report(a.out, a.scale, a.scenarios, a.policies, a.partitioners, res)
+    report(a.out, a.scale, a.scenarios, a.policies, a.partitioners, res, a.note)
     print(f"partitioners.py: {os.path.join(a.out, 'PARTITIONERS.md')}, {os.path.join(a.out, 'partitioners.png')}")
     return 1 if failed else 0
 
