@@ -18,7 +18,7 @@ typedef enum dem_work_kind {
   DEM_WORK_COPY_D2H,     /* device -> host copy of `bytes` */
   DEM_WORK_COPY_H2D,     /* host -> device copy of `bytes` */
   DEM_WORK_PACK,         /* host: packing/unpacking `bytes` for ghosts or migration */
-  DEM_WORK_PARTITION,    /* host: Zoltan RCB over `particles` (global count) on `ranks` parts */
+  DEM_WORK_PARTITION,    /* host: Zoltan over `particles` (global count) on `ranks` parts, costed as RCB */
   DEM_WORK_OUTPUT,       /* host: writing `bytes` of output */
   DEM_WORK_STORAGE,      /* `bytes` written to or read from the container's storage (checkpoints) */
   DEM_WORK_KIND_COUNT

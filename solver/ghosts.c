@@ -12,6 +12,15 @@
  * guarantees that no pair outside them comes into contact, so the ghosts the lists name are
  * all a step needs.
  *
+ * Without part boxes (every partitioner but RCB, partition.h) the destinations come from the
+ * particles themselves, in two rounds: a particle x is a candidate for rank A when x lies within
+ * the layer of A's particle bounding box (allgathered, as above); B sends A its candidates'
+ * positions, A answers, per candidate, whether one of its own particles lies within the layer
+ * of it (its particles binned in cells of edge = layer, grid.h: the 27 cells around the
+ * candidate's), and B keeps those. The ghost set is then exactly the particles within the layer
+ * of another rank's particle (up to the rounding margin), whatever the shape of the parts: a
+ * scattered hypergraph part costs what its surface costs, no more.
+ *
  * Order: at registration the owned particles sent anywhere (the border) are moved, in their
  * order, to the end of the owned range [n - n_border, n), so each step copies one contiguous
  * range device -> host. Ghosts are appended per source rank, in the sender's order, and every
@@ -35,13 +44,14 @@
 
 #include "clock.h"
 #include "engine.h"
+#include "grid.h"
 #include "parallel.h"
 #include "particles.h"
 #include "partition.h"
 #include "simulation.h"
 #include "timers.h"
 
-enum { TAG_REGISTER = 31, TAG_STATE = 32 };
+enum { TAG_REGISTER = 31, TAG_STATE = 32, TAG_CANDIDATE = 33, TAG_ANSWER = 34 };
 enum { REG_DOUBLES = 11,   /* id, radius, pos[3], vel[3], omega[3] */
        STATE_DOUBLES = 9 }; /* pos[3], vel[3], omega[3] */
 
@@ -74,6 +84,8 @@ struct dem_ghosts {
   double *bboxes;      /* 6 per rank: lo[3], hi[3] of its owned particles */
   size_t bboxes_cap;
   double comm_time;    /* s, MPI time of the per-step exchanges */
+  dem_grid_t *grid;    /* the owned particles' cells (registration without part boxes) */
+  dem_ghosts_stats_t stats;
 };
 
 
@@ -146,6 +158,7 @@ void dem_ghosts_destroy(dem_ghosts_t **gp)
   free(g->count_from);
   free(g->pairs);
   free(g->bboxes);
+  dem_grid_destroy(&g->grid);
   dem_parallel_xchg_destroy(&g->xchg);
   free(g);
   *gp = NULL;
@@ -192,8 +205,8 @@ static int ghost_layer(dem_ghosts_t *g, dem_sim_t *sim, double *margin, double *
 {
   dem_particles_t *p = sim->p;
   const int me = g->rank;
-  double lo[3], hi[3];
-  if (dem_partition_part_box(sim->partition, me, lo, hi))
+  double lo[3] = {-DBL_MAX, -DBL_MAX, -DBL_MAX}, hi[3] = {DBL_MAX, DBL_MAX, DBL_MAX}; /* no box: no drift */
+  if (dem_partition_has_boxes(sim->partition) && dem_partition_part_box(sim->partition, me, lo, hi))
     return dem_fail(err, errlen, "ghost registration: no RCB box for part %d", me);
   double mx[2] = {0.0, 0.0}; /* r_max, drift */
   for (size_t i = 0; i < p->n; i++) {
@@ -257,6 +270,27 @@ static int send_lists(dem_ghosts_t *g, size_t np, const size_t *old_to_new)
   return 0;
 }
 
+/* Registration, the end of step 2: the border particles (flagged in border) moved last in the
+ * store (*moved: whether any changed place) and the send lists from the np destination pairs;
+ * frees border, old_to_new and the pairs. `bad` (nonzero: a failure before) is returned as it
+ * is, or 1 when out of memory here. */
+static int border_and_lists(dem_ghosts_t *g, dem_particles_t *p, size_t np, char *border, size_t *old_to_new, int bad,
+                            int *moved)
+{
+  *moved = 0;
+  if (!bad && move_border_last(p, border, old_to_new, moved)) bad = 1;
+  size_t n_border = 0;
+  for (size_t i = 0; !bad && i < p->n; i++) n_border += border[i] != 0;
+  free(border);
+  if (!bad) bad = send_lists(g, np, old_to_new);
+  g->n_border = n_border;
+  free(old_to_new);
+  free(g->pairs);
+  g->pairs = NULL;
+  g->pairs_cap = 0;
+  return bad;
+}
+
 /* Registration, step 2 (local): the ranks each owned particle is a ghost for, the border
  * particles moved last in the store (*moved: whether any changed place) and the send lists.
  * Returns 0, 1 when out of memory, 2 when Zoltan's box assignment failed. */
@@ -290,20 +324,122 @@ static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double margin, do
       border[i] = 1;
     }
   }
-  *moved = 0;
-  if (!bad && move_border_last(p, border, old_to_new, moved)) bad = 1;
-  size_t n_border = 0;
-  for (size_t i = 0; !bad && i < p->n; i++) n_border += border[i] != 0;
-  free(border);
   free(ranks);
-  if (!bad) bad = send_lists(g, np, old_to_new);
-  g->n_border = n_border;
-  free(old_to_new);
-  free(g->pairs);
-  g->pairs = NULL;
-  g->pairs_cap = 0;
-  return bad;
+  return border_and_lists(g, p, np, border, old_to_new, bad, moved);
+}
 
+/* 1 when one of the particles binned in grid (positions pos) lies within reach of x */
+static int near_any(const dem_grid_t *grid, const double *pos, const double *x, double reach)
+{
+  int32_t c[3];
+  for (int a = 0; a < 3; a++) c[a] = dem_grid_coord(x[a], grid->origin[a], grid->h);
+  for (int dz = -1; dz <= 1; dz++)
+    for (int dy = -1; dy <= 1; dy++)
+      for (int dx = -1; dx <= 1; dx++) {
+        uint32_t b = dem_grid_hash(c[0] + dx, c[1] + dy, c[2] + dz, grid->mask);
+        /* a bucket may hold other cells too: the distance decides */
+        for (int32_t k = grid->cell_start[b]; k < grid->cell_start[b + 1]; k++) {
+          const double *y = pos + 3 * (size_t)grid->cell_sorted[k];
+          double d0 = x[0] - y[0], d1 = x[1] - y[1], d2 = x[2] - y[2];
+          if (d0 * d0 + d1 * d1 + d2 * d2 <= reach * reach) return 1;
+        }
+      }
+  return 0;
+}
+
+/* Posts one message per rank with a nonzero count (count[r] items of `size` bytes at
+ * buf + first[r] items): receives when `recv`, else sends. */
+static int post(dem_ghosts_t *g, char *buf, const int *count, const size_t *first, size_t size, int tag, int recv)
+{
+  int bad = 0;
+  for (int r = 0; r < g->ranks; r++) {
+    if (r == g->rank || count[r] == 0) continue;
+    char *b = buf + first[r] * size;
+    size_t bytes = (size_t)count[r] * size;
+    bad |= recv ? dem_parallel_xchg_recv(g->xchg, b, bytes, r, tag) : dem_parallel_xchg_send(g->xchg, b, bytes, r, tag);
+  }
+  return bad;
+}
+
+/* Registration, step 2 without part boxes (collective; see the top of the file): candidates by
+ * the particle bounding boxes, their positions to the candidate ranks, their answers back, the
+ * kept pairs; then the border and the send lists. 0, or 1 when out of memory or a message was
+ * too long. */
+static int ghost_destinations_any(dem_ghosts_t *g, dem_sim_t *sim, double reach, int *moved)
+{
+  dem_particles_t *p = sim->p;
+  const int me = g->rank, nr = g->ranks;
+  size_t *out_first = calloc((size_t)nr + 1, sizeof *out_first), *in_first = calloc((size_t)nr + 1, sizeof *in_first);
+  char *border = calloc(p->n ? p->n : 1, 1);
+  size_t *old_to_new = malloc((p->n ? p->n : 1) * sizeof *old_to_new);
+  int bad = !out_first || !in_first || !border || !old_to_new;
+  /* candidates, grouped by rank (in old-index order within each group) */
+  memset(g->count_to, 0, (size_t)nr * sizeof *g->count_to);
+  for (size_t i = 0; !bad && i < p->n; i++)
+    for (int r = 0; r < nr; r++) g->count_to[r] += r != me && within(g->bboxes + 6 * r, p->pos + 3 * i, reach);
+  size_t n_out = 0, n_in = 0;
+  for (int r = 0; !bad && r < nr; r++) out_first[r + 1] = n_out += (size_t)g->count_to[r];
+  int32_t *cand = malloc((n_out ? n_out : 1) * sizeof *cand);
+  if (!cand || bad) {
+    bad = 1;
+    memset(g->count_to, 0, (size_t)nr * sizeof *g->count_to); /* the collectives still run, empty */
+    n_out = 0;
+  }
+  size_t *fill = calloc((size_t)nr, sizeof *fill);
+  for (size_t i = 0; !bad && fill && i < p->n; i++)
+    for (int r = 0; r < nr; r++)
+      if (r != me && within(g->bboxes + 6 * r, p->pos + 3 * i, reach)) cand[out_first[r] + fill[r]++] = (int32_t)i;
+  free(fill);
+  dem_parallel_alltoall_int(g->count_to, g->count_from);
+  for (int r = 0; r < nr; r++) n_in += (size_t)g->count_from[r];
+  for (int r = 0; in_first && r < nr; r++) in_first[r + 1] = in_first[r] + (size_t)g->count_from[r];
+  double *xout = malloc((n_out ? n_out : 1) * 3 * sizeof *xout), *xin = malloc((n_in ? n_in : 1) * 3 * sizeof *xin);
+  char *ans_out = calloc(n_in ? n_in : 1, 1), *ans_in = calloc(n_out ? n_out : 1, 1);
+  if (!xout || !xin || !ans_out || !ans_in || !in_first) bad = 1;
+  /* every rank has its buffers, or none posts a message (a rank waiting for one that never
+   * comes would hang) */
+  dem_parallel_max_int(&bad, 1);
+  if (bad) {
+    free(cand); free(xout); free(xin); free(ans_out); free(ans_in); free(out_first); free(in_first);
+    return border_and_lists(g, p, 0, border, old_to_new, 1, moved);
+  }
+  /* round 1: the candidates' positions */
+  for (size_t q = 0; q < n_out; q++) memcpy(xout + 3 * q, p->pos + 3 * (size_t)cand[q], 3 * sizeof(double));
+  bad |= post(g, (char *)xin, g->count_from, in_first, 3 * sizeof(double), TAG_CANDIDATE, 1);
+  bad |= post(g, (char *)xout, g->count_to, out_first, 3 * sizeof(double), TAG_CANDIDATE, 0);
+  dem_parallel_xchg_wait(g->xchg);
+  /* which candidates have one of this rank's particles within reach */
+  if (!g->grid) g->grid = dem_grid_create();
+  size_t bad_at = 0;
+  if (n_in > 0 && p->n > 0 &&
+      (!g->grid || dem_grid_build(g->grid, p->pos, p->n, reach, g->bboxes + 6 * me, &bad_at)))
+    bad = 1;
+  for (size_t q = 0; !bad && p->n > 0 && q < n_in; q++) ans_out[q] = (char)near_any(g->grid, p->pos, xin + 3 * q, reach);
+  /* round 2: the answers */
+  bad |= post(g, ans_in, g->count_to, out_first, 1, TAG_ANSWER, 1);
+  bad |= post(g, ans_out, g->count_from, in_first, 1, TAG_ANSWER, 0);
+  dem_parallel_xchg_wait(g->xchg);
+  /* the kept pairs, grouped by rank as the candidates were */
+  size_t np = 0;
+  memset(g->count_to, 0, (size_t)nr * sizeof *g->count_to);
+  for (int r = 0; !bad && r < nr; r++)
+    for (size_t q = out_first[r]; q < out_first[r + 1]; q++) {
+      if (!ans_in[q]) continue;
+      if (grow((void **)&g->pairs, &g->pairs_cap, np + 1, sizeof *g->pairs)) {
+        bad = 1;
+        break;
+      }
+      g->pairs[np++] = (dest_pair_t){r, cand[q]};
+      g->count_to[r]++;
+      border[cand[q]] = 1;
+    }
+  g->stats.bytes += (double)(n_out + n_in) * (3 * sizeof(double) + 1);
+  dem_work_t w = {.kind = DEM_WORK_PACK, .bytes = (double)(n_out + n_in) * (3 * sizeof(double) + 1)};
+  dem_clock_charge(&w);
+  w = (dem_work_t){.kind = DEM_WORK_BINNING, .particles = (double)p->n};
+  dem_clock_charge(&w);
+  free(cand); free(xout); free(xin); free(ans_out); free(ans_in); free(out_first); free(in_first);
+  return border_and_lists(g, p, np, border, old_to_new, bad, moved);
 }
 
 /* Registration, step 3 (collective): who sends whom how many, the registration's message
@@ -370,6 +506,7 @@ static int ghost_exchange_registration(dem_ghosts_t *g, dem_sim_t *sim, char *er
   }
   p->n_ghost = n_ghost;
   g->n_ghost = n_ghost;
+  g->stats.bytes += (double)sizeof(double) * REG_DOUBLES * (double)(g->to_total + n_ghost);
   /* every step's messages carry STATE_DOUBLES per particle: a smaller block cannot fail to fit,
    * and should realloc fail to move it the larger one still serves */
   fit((void **)&g->send_buf, &g->send_cap, STATE_DOUBLES * g->to_total, sizeof(double));
@@ -389,7 +526,8 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
   double margin = 0.0, reach = 0.0;
   if (ghost_layer(g, sim, &margin, &reach, err, errlen)) return -1;
   int moved = 0;
-  int bad = ghost_destinations(g, sim, margin, reach, &moved);
+  int bad = dem_partition_has_boxes(sim->partition) ? ghost_destinations(g, sim, margin, reach, &moved)
+                                                    : ghost_destinations_any(g, sim, reach, &moved);
   dem_parallel_max_int(&bad, 1);
   if (bad) return dem_fail(err, errlen, bad == 2 ? "ghost registration: Zoltan box assignment failed"
                                               : "ghost registration: out of memory");
@@ -419,6 +557,8 @@ int dem_ghosts_refresh(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen
 {
   if (g->ranks > 1 && register_ghosts(g, sim, err, errlen)) return -1;
   g->forced = 0;
+  g->stats.steps += 1.0;
+  g->stats.ghosts += (double)g->n_ghost;
   return 0;
 }
 
@@ -489,6 +629,9 @@ int dem_ghosts_exchange_finish(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_
   dem_work_t w = {.kind = DEM_WORK_PACK,
                   .bytes = (double)sizeof(double) * STATE_DOUBLES * (double)(g->to_total + g->n_ghost)};
   dem_clock_charge(&w);
+  g->stats.steps += 1.0;
+  g->stats.ghosts += (double)g->n_ghost;
+  g->stats.bytes += w.bytes;
   /* queued only: the ghost rows change again in the next exchange, after the force kernels
    * that read them have been waited for */
   if (g->n_ghost > 0 && dem_engine_push_async(sim->engine, DEM_F_POS | DEM_F_VEL | DEM_F_OMEGA, p->n, g->n_ghost))
@@ -512,5 +655,12 @@ int dem_ghosts_need_search(dem_ghosts_t *g, dem_sim_t *sim)
 }
 
 size_t dem_ghosts_count(const dem_ghosts_t *g) { return g->n_ghost; }
+void dem_ghosts_stats(const dem_ghosts_t *g, dem_ghosts_stats_t *st) { *st = g->stats; }
+
+void dem_ghosts_sources(const dem_ghosts_t *g, int *out)
+{
+  for (int k = 0; k < g->n_from; k++)
+    for (size_t q = 0; q < g->from_count[k]; q++) out[g->from_first[k] + q] = g->from_rank[k];
+}
 double dem_ghosts_comm_time(const dem_ghosts_t *g) { return g->comm_time; }
 double dem_ghosts_layer(const dem_ghosts_t *g) { return g->layer; }

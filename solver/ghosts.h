@@ -40,6 +40,16 @@ int dem_ghosts_refresh(dem_ghosts_t *g, struct dem_sim *sim, char *err, size_t e
  * again. */
 void dem_ghosts_release(dem_ghosts_t *g);
 size_t dem_ghosts_count(const dem_ghosts_t *g);
+/* The rank each ghost came from: out[k] for ghost k (stored at index n + k), dem_ghosts_count
+ * entries. */
+void dem_ghosts_sources(const dem_ghosts_t *g, int *out);
+/* What this rank exchanged, summed over the steps of the time loop so far (no collective). */
+typedef struct dem_ghosts_stats {
+  double steps;       /* steps whose ghosts were exchanged or registered again */
+  double ghosts;      /* ghosts held, summed over those steps */
+  double bytes;       /* bytes of ghost messages sent plus received (every step's and the registrations') */
+} dem_ghosts_stats_t;
+void dem_ghosts_stats(const dem_ghosts_t *g, dem_ghosts_stats_t *st);
 double dem_ghosts_comm_time(const dem_ghosts_t *g); /* s, total time in MPI calls of the exchange */
 double dem_ghosts_layer(const dem_ghosts_t *g);     /* m, width of the ghost layer at the last registration */
 

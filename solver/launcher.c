@@ -124,7 +124,7 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   if (s->server[0]) fprintf(h, "%s\n", s->server); /* the device server follows the ranks */
   fclose(h);
 
-  char dir[DEM_PATH_MAX], app[DEM_PATH_MAX + 16], np[16];
+  char dir[DEM_PATH_MAX], app[DEM_PATH_MAX + 24], np[16], zoltan[DEM_PATH_MAX + 64];
   self_dir(dir, sizeof dir);
   snprintf(app, sizeof app, "%s/demsim-app", dir);
   snprintf(np, sizeof np, "%d", s->ranks + (s->server[0] ? 1 : 0));
@@ -144,6 +144,11 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
    * real MPI well under a microsecond, where SMPI would inject 0.1 ms, growing with each poll
    * that finds nothing */
   args[k++] = "--cfg=smpi/test:0";
+  /* Zoltan is one shared library for every rank (CMakeLists.txt), but PHG keeps state in
+   * globals (a serial communicator the first caller sets up, phg_serialpartition.c; the
+   * random-number state): the hypergraph partitioners get a copy per rank */
+  snprintf(zoltan, sizeof zoltan, "--cfg=smpi/privatize-libs:%s/libdemsim-zoltan.so", dir);
+  if (strcmp(s->partitioner, "PHG") == 0 || strcmp(s->partitioner, "GRAPH") == 0) args[k++] = zoltan;
   args[k++] = "--log=root.thres:warning";
   args[k++] = "--log=root.fmt:%m%n";
   args[k++] = app;

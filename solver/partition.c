@@ -1,14 +1,37 @@
-/* Zoltan RCB partition and particle migration (see partition.h).
+/* Zoltan partition and particle migration (see partition.h).
  *
- * Design: Zoltan owns the decomposition. Every repartition runs RCB over the owned particles
- * (geometry = positions, unit object weights) with the balancing weights as target part sizes,
- * starting from the previous cuts (RCB_REUSE) and keeping them (KEEP_CUTS) so that
- * Zoltan_LB_Box_Assign and Zoltan_RCB_Box answer the ghost module's "whose part is near this
- * box?" questions. Zoltan_Migrate moves the particles through pack/unpack callbacks; a record
- * carries the whole state of a particle, its contact slots included: partners are named by
- * global id (nbr_gid) and each keeps its tangential spring, so the contact history survives
- * the move. The local partner indices (nbr_index) do not survive: the next contact search
- * rebuilds them from the gids (the ghost module forces it).
+ * Design: Zoltan owns the decomposition. Every repartition runs the scenario's partitioner over
+ * the owned particles (unit object weights) with the balancing weights as target part sizes.
+ * Each partitioner is one descriptor in the table `partitioners` below: its Zoltan method and
+ * parameters, and which query functions it needs. They stay in this one file because it is the
+ * only one that may call Zoltan; what differs between them is data (the table) and two groups
+ * of query functions (geometry; neighbour structure), not control flow.
+ *   RCB (the default): geometry = positions, starting from the previous cuts (RCB_REUSE) and
+ *     keeping them (KEEP_CUTS) so that Zoltan_LB_Box_Assign and Zoltan_RCB_Box answer the
+ *     ghost module's "whose part is near this box?" questions.
+ *   RIB, HSFC: geometry too. Zoltan's box assignment works for both (rigorously for HSFC since
+ *     Trilinos 10, user guide), but the ghost module also needs each part's own box to bound
+ *     how far particles drifted out of it, which only RCB has: they use the box-free ghost
+ *     registration of ghosts.c.
+ *   PHG (LB_METHOD HYPERGRAPH, package PHG): one hyperedge per owned particle, its pins the
+ *     particle and every particle its neighbour list names (owned or ghost, by global id), so
+ *     that the connectivity (lambda - 1) cut PHG minimises is the number of ghost copies.
+ *   GRAPH (LB_METHOD GRAPH, GRAPH_PACKAGE PHG): one edge per neighbour pair, the neighbour's
+ *     owner taken from the ghost module (ghosts are copies of other ranks' particles).
+ *   Both connectivity partitioners repartition (LB_APPROACH REPARTITION) with
+ *   PHG_REPART_MULTIPLIER = the bytes a cut costs until the next repartition (a ghost's state
+ *   each step, run.repartition_every steps), against the migration volume in bytes (the
+ *   records' sizes, cb_obj_size_multi): the trade-off the user guide describes. Before the
+ *   first contact search (or with every particle apart) there are no neighbour lists: RCB, a
+ *   second Zoltan_Struct, then balances the parts (and PHG starts from them the next time).
+ * Zoltan_Migrate moves the particles through pack/unpack callbacks; a record carries the whole
+ * state of a particle, its contact slots included: partners are named by global id (nbr_gid)
+ * and each keeps its tangential spring, so the contact history survives the move. The local
+ * partner indices (nbr_index) do not survive: the next contact search rebuilds them from the
+ * gids (the ghost module forces it).
+ *
+ * Measured (dem_partition_stats, no collective during the run): Zoltan_LB_Partition's time,
+ * migration time and volume, and the edge cut of the neighbour structure at each repartition.
  *
  * Rounds (run.migrate_batch > 0): Zoltan_Migrate packs every export of a rank, sends and
  * receives them all at once; under SMPI, where every rank's buffers live in one process, a
@@ -36,6 +59,7 @@
 
 #include "clock.h"
 #include "engine.h"
+#include "ghosts.h"
 #include "parallel.h"
 #include "particles.h"
 #include "scenario.h"
@@ -59,8 +83,43 @@ static int rec_size(int32_t count)
   return (REC_GID + 28 * count + 7) / 8 * 8;
 }
 
+/* How the neighbour structure reaches Zoltan */
+typedef enum { CONN_NONE, CONN_HYPERGRAPH, CONN_GRAPH } conn_t;
+
+/* One partitioner: its Zoltan method, its own parameters (after the common ones) and what it
+ * reads. */
+typedef struct partitioner {
+  const char *name;        /* run.partitioner */
+  const char *params[8][2];
+  conn_t conn;
+  int boxes;               /* part boxes for ghosts.c (Zoltan_RCB_Box) */
+} partitioner_t;
+
+static const partitioner_t partitioners[] = {
+  {"RCB", {{"LB_METHOD", "RCB"}, {"RCB_REUSE", "1"}, {"KEEP_CUTS", "1"}, {"RCB_OUTPUT_LEVEL", "0"},
+           {"CHECK_GEOM", "0"}}, CONN_NONE, 1},
+  {"RIB", {{"LB_METHOD", "RIB"}, {"RIB_OUTPUT_LEVEL", "0"}, {"CHECK_GEOM", "0"}}, CONN_NONE, 0},
+  {"HSFC", {{"LB_METHOD", "HSFC"}}, CONN_NONE, 0},
+  {"PHG", {{"LB_METHOD", "HYPERGRAPH"}, {"HYPERGRAPH_PACKAGE", "PHG"}, {"LB_APPROACH", "REPARTITION"},
+           {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_HYPERGRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_HYPERGRAPH, 0},
+  {"GRAPH", {{"LB_METHOD", "GRAPH"}, {"GRAPH_PACKAGE", "PHG"}, {"LB_APPROACH", "REPARTITION"},
+             {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_GRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_GRAPH, 0},
+};
+
+/* a particle's owner, for the graph's neighbour processes */
+typedef struct owner { dem_gid_t gid; int32_t rank; } owner_t;
+
 struct dem_partition {
   struct Zoltan_Struct *zz; /* NULL on one rank */
+  struct Zoltan_Struct *zz_geo; /* connectivity partitioners: RCB, for when there is no neighbour list */
+  const partitioner_t *desc;
+  int calls;                /* repartitions so far, the set-up one included */
+  dem_partition_stats_t stats;
+  /* neighbour structure of the owned particles, built for each partition and freed after it:
+   * the partners of particle i are adj_gid / adj_proc [adj_first[i], adj_first[i + 1]) */
+  size_t *adj_first;
+  dem_gid_t *adj_gid;
+  int *adj_proc;
   dem_sim_t *sim;
   int rank, ranks;
   int has_cuts;
@@ -69,6 +128,7 @@ struct dem_partition {
   int failed;               /* a callback ran out of memory */
   size_t imported;          /* particles unpacked by the last migration */
   size_t migrated_bytes;    /* bytes of the records it packed and unpacked */
+  size_t packed_bytes;      /* of those, packed (sent) */
   int *procs;               /* one entry per rank, for Zoltan_LB_Box_Assign */
 };
 
@@ -159,6 +219,61 @@ static void cb_geom_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR
   *ierr = ZOLTAN_OK;
 }
 
+/* ---- Zoltan query callbacks: the neighbour structure ----------------------------------- */
+
+/* hypergraph, compressed edge format: one hyperedge per owned particle (the particle, then its
+ * partners) */
+static void cb_hg_size_cs(void *data, int *num_lists, int *num_pins, int *format, int *ierr)
+{
+  const dem_partition_t *pt = data;
+  size_t n = pt->sim->p->n;
+  *num_lists = (int)n;
+  *num_pins = (int)(n + pt->adj_first[n]);
+  *format = ZOLTAN_COMPRESSED_EDGE;
+  *ierr = ZOLTAN_OK;
+}
+
+static void cb_hg_cs(void *data, int ngid, int nlists, int npins, int format, ZOLTAN_ID_PTR edge_gids, int *edge_ptr,
+                     ZOLTAN_ID_PTR pins, int *ierr)
+{
+  const dem_partition_t *pt = data;
+  const dem_particles_t *p = pt->sim->p;
+  (void)ngid; (void)npins; (void)format;
+  int k = 0;
+  for (int i = 0; i < nlists; i++) {
+    edge_gids[i] = (ZOLTAN_ID_TYPE)p->id[i];
+    edge_ptr[i] = k;
+    pins[k++] = (ZOLTAN_ID_TYPE)p->id[i];
+    for (size_t a = pt->adj_first[i]; a < pt->adj_first[i + 1]; a++) pins[k++] = (ZOLTAN_ID_TYPE)pt->adj_gid[a];
+  }
+  *ierr = ZOLTAN_OK;
+}
+
+/* graph: one edge per partner, with the partner's owner */
+static void cb_num_edges_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids,
+                               int *num_edges, int *ierr)
+{
+  const dem_partition_t *pt = data;
+  (void)ngid; (void)nlid; (void)gids;
+  for (int k = 0; k < num; k++) num_edges[k] = (int)(pt->adj_first[lids[k] + 1] - pt->adj_first[lids[k]]);
+  *ierr = ZOLTAN_OK;
+}
+
+static void cb_edge_list_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids,
+                               int *num_edges, ZOLTAN_ID_PTR nbor_gids, int *nbor_procs, int wdim, float *ewgts,
+                               int *ierr)
+{
+  const dem_partition_t *pt = data;
+  (void)ngid; (void)nlid; (void)gids; (void)num_edges; (void)wdim; (void)ewgts;
+  size_t q = 0;
+  for (int k = 0; k < num; k++)
+    for (size_t a = pt->adj_first[lids[k]]; a < pt->adj_first[lids[k] + 1]; a++, q++) {
+      nbor_gids[q] = (ZOLTAN_ID_TYPE)pt->adj_gid[a];
+      nbor_procs[q] = pt->adj_proc[a];
+    }
+  *ierr = ZOLTAN_OK;
+}
+
 /* ---- Zoltan migration callbacks -------------------------------------------------------- */
 
 static void cb_obj_size_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR gids, ZOLTAN_ID_PTR lids,
@@ -220,6 +335,7 @@ static void cb_pack_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR
     pack_one(p, i, buf + index[k]);
     pt->exported[i] = 1;
     pt->migrated_bytes += (size_t)sizes[k];
+    pt->packed_bytes += (size_t)sizes[k];
   }
   *ierr = ZOLTAN_OK;
 }
@@ -271,11 +387,55 @@ static void cb_unpack_multi(void *data, int ngid, int num, ZOLTAN_ID_PTR gids, i
 
 /* ---- life cycle ------------------------------------------------------------------------ */
 
-static int set_param(dem_partition_t *pt, const char *name, const char *value, char *err, size_t errlen)
+static int set_param(struct Zoltan_Struct *zz, const char *name, const char *value, char *err, size_t errlen)
 {
-  if (Zoltan_Set_Param(pt->zz, name, value) != ZOLTAN_OK)
+  if (Zoltan_Set_Param(zz, name, value) != ZOLTAN_OK)
     return dem_fail(err, errlen, "Zoltan rejected parameter %s = %s", name, value);
   return 0;
+}
+
+/* A Zoltan_Struct running partitioner d over pt's particles. NULL with a message. */
+static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t *d, char *err, size_t errlen)
+{
+  struct Zoltan_Struct *zz = Zoltan_Create(dem_parallel_comm());
+  if (!zz) {
+    dem_fail(err, errlen, "Zoltan_Create failed");
+    return NULL;
+  }
+  const dem_scenario_t *sc = pt->sim->sc;
+  char tol[32], mult[32];
+  snprintf(tol, sizeof tol, "%.17g", sc->zoltan_imbalance_tol);
+  /* a cut edge costs one ghost's state (STATE_DOUBLES in ghosts.c) each step until the next
+   * repartition; a migration costs its record's bytes */
+  snprintf(mult, sizeof mult, "%.17g", 72.0 * (double)sc->repartition_every);
+  const char *common[][2] = {
+    {"NUM_GID_ENTRIES", "1"}, {"NUM_LID_ENTRIES", "1"},
+    {"OBJ_WEIGHT_DIM", "0"}, /* every particle weighs 1 */
+    {"RETURN_LISTS", "EXPORT"}, {"IMBALANCE_TOL", tol}, {"AUTO_MIGRATE", "FALSE"},
+    {d->conn != CONN_NONE ? "PHG_REPART_MULTIPLIER" : NULL, mult},
+  };
+  /* the method first (LB_METHOD leads each descriptor), then what every method shares */
+  int bad = set_param(zz, "DEBUG_LEVEL", "0", err, errlen);
+  for (size_t k = 0; !bad && k < 8 && d->params[k][0]; k++) bad = set_param(zz, d->params[k][0], d->params[k][1], err, errlen);
+  for (size_t k = 0; !bad && k < sizeof common / sizeof common[0]; k++)
+    if (common[k][0]) bad = set_param(zz, common[k][0], common[k][1], err, errlen);
+  if (!bad)
+    bad = Zoltan_Set_Num_Obj_Fn(zz, cb_num_obj, pt) || Zoltan_Set_Obj_List_Fn(zz, cb_obj_list, pt) ||
+          Zoltan_Set_Obj_Size_Multi_Fn(zz, cb_obj_size_multi, pt) || Zoltan_Set_Pack_Obj_Multi_Fn(zz, cb_pack_multi, pt) ||
+          Zoltan_Set_Mid_Migrate_PP_Fn(zz, cb_mid_migrate, pt) || Zoltan_Set_Unpack_Obj_Multi_Fn(zz, cb_unpack_multi, pt);
+  if (!bad && d->conn == CONN_NONE)
+    bad = Zoltan_Set_Num_Geom_Fn(zz, cb_num_geom, pt) || Zoltan_Set_Geom_Multi_Fn(zz, cb_geom_multi, pt);
+  if (!bad && d->conn == CONN_HYPERGRAPH)
+    bad = Zoltan_Set_HG_Size_CS_Fn(zz, cb_hg_size_cs, pt) || Zoltan_Set_HG_CS_Fn(zz, cb_hg_cs, pt);
+  if (!bad && d->conn == CONN_GRAPH)
+    bad = Zoltan_Set_Num_Edges_Multi_Fn(zz, cb_num_edges_multi, pt) ||
+          Zoltan_Set_Edge_List_Multi_Fn(zz, cb_edge_list_multi, pt);
+  if (bad) {
+    if (!err[0]) dem_fail(err, errlen, "Zoltan rejected a query function");
+    Zoltan_Destroy(&zz);
+    return NULL;
+  }
+  return zz;
 }
 
 dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
@@ -288,6 +448,14 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
   pt->sim = sim;
   pt->rank = sim->rank;
   pt->ranks = sim->ranks;
+  for (size_t k = 0; k < sizeof partitioners / sizeof partitioners[0]; k++)
+    if (strcmp(partitioners[k].name, sim->sc->partitioner) == 0) pt->desc = &partitioners[k];
+  if (!pt->desc) {
+    /* scenario.c checks the name: a partitioner it accepts is missing from the table */
+    dem_fail(err, errlen, "key 'run.partitioner' = \"%s\": no such partitioner", sim->sc->partitioner);
+    free(pt);
+    return NULL;
+  }
   if (pt->ranks == 1) return pt;
 
   pt->procs = malloc((size_t)pt->ranks * sizeof *pt->procs);
@@ -302,33 +470,10 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
     dem_partition_destroy(&pt);
     return NULL;
   }
-  pt->zz = Zoltan_Create(dem_parallel_comm());
-  if (!pt->zz) {
-    dem_fail(err, errlen, "Zoltan_Create failed");
-    dem_partition_destroy(&pt);
-    return NULL;
-  }
-  char tol[32];
-  snprintf(tol, sizeof tol, "%.17g", sim->sc->zoltan_imbalance_tol);
-  const char *params[][2] = {
-    {"DEBUG_LEVEL", "0"}, {"LB_METHOD", "RCB"}, {"NUM_GID_ENTRIES", "1"}, {"NUM_LID_ENTRIES", "1"},
-    {"OBJ_WEIGHT_DIM", "0"}, /* every particle weighs 1 */
-    {"RETURN_LISTS", "EXPORT"}, {"RCB_REUSE", "1"}, {"KEEP_CUTS", "1"}, {"RCB_OUTPUT_LEVEL", "0"},
-    {"IMBALANCE_TOL", tol}, {"AUTO_MIGRATE", "FALSE"},
-    {"CHECK_GEOM", "0"}, /* Zoltan's self-check of its output: a pass over all dots at every repartition */
-  };
-  int bad = 0;
-  for (size_t k = 0; !bad && k < sizeof params / sizeof params[0]; k++)
-    bad = set_param(pt, params[k][0], params[k][1], err, errlen);
-  if (!bad)
-    bad = Zoltan_Set_Num_Obj_Fn(pt->zz, cb_num_obj, pt) || Zoltan_Set_Obj_List_Fn(pt->zz, cb_obj_list, pt) ||
-          Zoltan_Set_Num_Geom_Fn(pt->zz, cb_num_geom, pt) || Zoltan_Set_Geom_Multi_Fn(pt->zz, cb_geom_multi, pt) ||
-          Zoltan_Set_Obj_Size_Multi_Fn(pt->zz, cb_obj_size_multi, pt) ||
-          Zoltan_Set_Pack_Obj_Multi_Fn(pt->zz, cb_pack_multi, pt) ||
-          Zoltan_Set_Mid_Migrate_PP_Fn(pt->zz, cb_mid_migrate, pt) ||
-          Zoltan_Set_Unpack_Obj_Multi_Fn(pt->zz, cb_unpack_multi, pt);
-  if (bad) {
-    if (!err[0]) dem_fail(err, errlen, "Zoltan rejected a query function");
+  /* a connectivity partitioner keeps RCB (partitioners[0]) for when no neighbour lists exist */
+  pt->zz = zoltan_for(pt, pt->desc, err, errlen);
+  if (pt->zz && pt->desc->conn != CONN_NONE) pt->zz_geo = zoltan_for(pt, &partitioners[0], err, errlen);
+  if (!pt->zz || (pt->desc->conn != CONN_NONE && !pt->zz_geo)) {
     dem_partition_destroy(&pt);
     return NULL;
   }
@@ -339,58 +484,136 @@ void dem_partition_destroy(dem_partition_t **pt)
 {
   if (!*pt) return;
   if ((*pt)->zz) Zoltan_Destroy(&(*pt)->zz);
+  if ((*pt)->zz_geo) Zoltan_Destroy(&(*pt)->zz_geo);
   free((*pt)->exported);
   free((*pt)->procs);
+  free((*pt)->adj_first);
+  free((*pt)->adj_gid);
+  free((*pt)->adj_proc);
   free(*pt);
   *pt = NULL;
 }
 
 int dem_partition_has_cuts(const dem_partition_t *pt) { return pt->has_cuts; }
+int dem_partition_has_boxes(const dem_partition_t *pt) { return pt->desc->boxes; }
+const char *dem_partition_name(const dem_partition_t *pt) { return pt->desc->name; }
+void dem_partition_stats(const dem_partition_t *pt, dem_partition_stats_t *st) { *st = pt->stats; }
+
+/* ---- the neighbour structure ----------------------------------------------------------- */
+
+static int by_gid(const void *a, const void *b)
+{
+  dem_gid_t x = ((const owner_t *)a)->gid, y = ((const owner_t *)b)->gid;
+  return x < y ? -1 : x > y;
+}
+
+/* The owned particles' partners (adj_*) from their slots, with each partner's owner: this rank,
+ * or the rank its ghost came from. A partner found nowhere (slots restored from a checkpoint
+ * before any ghost exists) is left out. `count`: add the slots and the cut ones to the stats.
+ * 0, or -1 when out of memory. */
+static int build_adjacency(dem_partition_t *pt, size_t n_ghost, int count)
+{
+  const dem_particles_t *p = pt->sim->p;
+  size_t n = p->n, m = n + n_ghost, total = 0;
+  for (size_t i = 0; i < n; i++) total += (size_t)p->nbr_count[i];
+  owner_t *own = malloc((m ? m : 1) * sizeof *own);
+  int *src = malloc((n_ghost ? n_ghost : 1) * sizeof *src);
+  /* (the caller frees adj_* after the partition, also after a failure here) */
+  pt->adj_first = malloc((n + 1) * sizeof *pt->adj_first);
+  pt->adj_gid = malloc((total ? total : 1) * sizeof *pt->adj_gid);
+  pt->adj_proc = malloc((total ? total : 1) * sizeof *pt->adj_proc);
+  if (!own || !src || !pt->adj_first || !pt->adj_gid || !pt->adj_proc) {
+    free(own);
+    free(src);
+    return -1;
+  }
+  if (n_ghost > 0) dem_ghosts_sources(pt->sim->ghosts, src);
+  for (size_t i = 0; i < n; i++) own[i] = (owner_t){p->id[i], pt->rank};
+  for (size_t k = 0; k < n_ghost; k++) own[n + k] = (owner_t){p->id[n + k], src[k]};
+  qsort(own, m, sizeof *own, by_gid);
+  size_t a = 0, cut = 0;
+  const size_t s = (size_t)p->slots;
+  for (size_t i = 0; i < n; i++) {
+    pt->adj_first[i] = a;
+    for (int k = 0; k < p->nbr_count[i]; k++) {
+      owner_t key = {p->nbr_gid[i * s + (size_t)k], 0};
+      const owner_t *o = key.gid >= 0 ? bsearch(&key, own, m, sizeof *own, by_gid) : NULL;
+      if (!o) continue;
+      pt->adj_gid[a] = o->gid;
+      pt->adj_proc[a++] = o->rank;
+      cut += o->rank != pt->rank;
+    }
+  }
+  pt->adj_first[n] = a;
+  free(own);
+  free(src);
+  if (count) {
+    pt->stats.cut_samples += 1.0;
+    pt->stats.pair_slots += (double)a;
+    pt->stats.cut_slots += (double)cut;
+  }
+  return 0;
+}
 
 /* ---- repartition + migration ----------------------------------------------------------- */
 
-int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double *weights, char *err, size_t errlen)
+/* Zoltan_LB_Partition with target part sizes `weights` (collective): the export lists in *e.
+ * A connectivity partitioner with no neighbour lists anywhere (before the first contact search,
+ * or particles all apart) has nothing to cut but would still have to balance: RCB decides then.
+ * 0, or -1 with a message. */
+static int partition_lists(dem_partition_t *pt, dem_sim_t *sim, const double *weights, size_t n_ghost,
+                           exports_t *e, char *err, size_t errlen)
 {
-  if (pt->ranks == 1) return 0;
-  dem_particles_t *p = sim->p;
-  pt->sim = sim;
-  if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
-    return dem_fail(err, errlen, "repartition: device -> host: %s", dem_engine_error(sim->engine));
-  p->n_ghost = 0; /* ghosts belong to the old decomposition */
-
+  struct Zoltan_Struct *zz = pt->zz;
+  int bad = build_adjacency(pt, n_ghost, pt->calls > 0);
+  /* a geometric partitioner only samples the cut: without memory for it, no sample (and no
+   * collective here, so that RCB's messages stay what they were) */
+  if (pt->desc->conn != CONN_NONE) {
+    dem_parallel_max_int(&bad, 1);
+    if (bad) return dem_fail(err, errlen, "repartition: out of memory for the neighbour structure");
+    long edges = (long)pt->adj_first[sim->p->n];
+    dem_parallel_sum_long(&edges, 1);
+    if (edges == 0) zz = pt->zz_geo;
+  }
   /* target part sizes: this rank states its own part's size (Zoltan gathers them) */
   int part = pt->rank, idx = 0;
   float size = (float)weights[pt->rank];
-  if (Zoltan_LB_Set_Part_Sizes(pt->zz, 1, -1, NULL, NULL, NULL) != ZOLTAN_OK ||
-      Zoltan_LB_Set_Part_Sizes(pt->zz, 1, 1, &part, &idx, &size) != ZOLTAN_OK)
+  if (Zoltan_LB_Set_Part_Sizes(zz, 1, -1, NULL, NULL, NULL) != ZOLTAN_OK ||
+      Zoltan_LB_Set_Part_Sizes(zz, 1, 1, &part, &idx, &size) != ZOLTAN_OK)
     return dem_fail(err, errlen, "Zoltan_LB_Set_Part_Sizes failed (weight %g for rank %d)", weights[pt->rank], pt->rank);
 
-  int changes = 0, ngid = 0, nlid = 0, nimp = 0, nexp = 0;
-  ZOLTAN_ID_PTR igids = NULL, ilids = NULL, egids = NULL, elids = NULL;
-  int *iprocs = NULL, *iparts = NULL, *eprocs = NULL, *eparts = NULL;
-  int rc = Zoltan_LB_Partition(pt->zz, &changes, &ngid, &nlid, &nimp, &igids, &ilids, &iprocs, &iparts, &nexp,
-                               &egids, &elids, &eprocs, &eparts);
+  int changes = 0, ngid = 0, nlid = 0, nimp = 0;
+  ZOLTAN_ID_PTR igids = NULL, ilids = NULL;
+  int *iprocs = NULL, *iparts = NULL;
+  double wall = dem_clock_wall();
+  int rc = Zoltan_LB_Partition(zz, &changes, &ngid, &nlid, &nimp, &igids, &ilids, &iprocs, &iparts, &e->n,
+                               &e->gids, &e->lids, &e->procs, &e->parts);
+  if (pt->calls > 0) pt->stats.wall_partition_s += dem_clock_wall() - wall;
   dem_work_t w = {.kind = DEM_WORK_PARTITION, .particles = (double)sim->total_particles, .ranks = pt->ranks};
   dem_clock_charge(&w);
-  int bad = rc != ZOLTAN_OK && rc != ZOLTAN_WARN;
+  Zoltan_LB_Free_Part(&igids, &ilids, &iprocs, &iparts);
+  bad = rc != ZOLTAN_OK && rc != ZOLTAN_WARN;
   dem_parallel_max_int(&bad, 1);
   if (bad) {
-    Zoltan_LB_Free_Part(&igids, &ilids, &iprocs, &iparts);
-    Zoltan_LB_Free_Part(&egids, &elids, &eprocs, &eparts);
-    return dem_fail(err, errlen, "Zoltan RCB failed (code %d on rank %d)", rc, pt->rank);
+    Zoltan_LB_Free_Part(&e->gids, &e->lids, &e->procs, &e->parts);
+    return dem_fail(err, errlen, "Zoltan %s failed (code %d on rank %d)", pt->desc->name, rc, pt->rank);
   }
   pt->has_cuts = 1;
+  return 0;
+}
 
-  pt->failed = 0;
-  pt->imported = 0;
-  pt->migrated_bytes = 0;
-  exports_t e = {nexp, egids, elids, eprocs, eparts};
+/* Zoltan_Migrate of the exports e (collective), in rounds of run.migrate_batch. 0 or -1. */
+static int migrate(dem_partition_t *pt, dem_sim_t *sim, exports_t *e, char *err, size_t errlen)
+{
+  dem_particles_t *p = sim->p;
+  int bad = 0, rc = ZOLTAN_OK;
   const long batch = sim->sc->migrate_batch;
+  const int nexp = e->n;
   int rounds = 1;
   if (batch > 0) {
     /* every rank takes part in every round (Zoltan_Migrate is collective) */
     rounds = (int)(((long)nexp + batch - 1) / batch);
-    if (rounds > 1 && sort_by_lid(&e)) bad = 1;
+    if (rounds > 1 && sort_by_lid(e)) bad = 1;
     dem_parallel_max_int(&rounds, 1);
   }
   size_t removed = 0;
@@ -398,7 +621,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
     long first = batch > 0 ? (long)r * batch : 0, count = (long)nexp - first;
     if (batch > 0 && count > batch) count = batch;
     if (count < 0 || bad) count = 0;
-    for (long k = first; k < first + count; k++) e.lids[k] -= (ZOLTAN_ID_TYPE)removed;
+    for (long k = first; k < first + count; k++) e->lids[k] -= (ZOLTAN_ID_TYPE)removed;
     if (p->n > pt->exported_cap) {
       free(pt->exported);
       pt->exported_cap = p->n + p->n / 4 + 16;
@@ -413,8 +636,8 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
     /* this round's slice of the lists (the lists themselves in one round; none past their end) */
 #define SLICE(list) (first == 0 ? (list) : count > 0 ? (list) + first : NULL)
     rc = bad ? ZOLTAN_MEMERR
-             : Zoltan_Migrate(pt->zz, -1, NULL, NULL, NULL, NULL, (int)count, SLICE(e.gids), SLICE(e.lids),
-                              SLICE(e.procs), SLICE(e.parts));
+             : Zoltan_Migrate(pt->zz, -1, NULL, NULL, NULL, NULL, (int)count, SLICE(e->gids), SLICE(e->lids),
+                              SLICE(e->procs), SLICE(e->parts));
 #undef SLICE
     removed += (size_t)count;
     bad = (rc != ZOLTAN_OK && rc != ZOLTAN_WARN) || pt->failed;
@@ -422,17 +645,59 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
     if (rounds > 1) dem_parallel_max_int(&bad, 1);
     if (bad) break;
   }
-  Zoltan_LB_Free_Part(&igids, &ilids, &iprocs, &iparts);
-  Zoltan_LB_Free_Part(&egids, &elids, &eprocs, &eparts);
   dem_parallel_max_int(&bad, 1);
   if (bad) return dem_fail(err, errlen, "Zoltan_Migrate failed (code %d on rank %d%s)", rc, pt->rank,
                        pt->failed ? ": out of memory" : "");
+  return 0;
+}
+
+int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double *weights, char *err, size_t errlen)
+{
+  if (pt->ranks == 1) return 0;
+  dem_particles_t *p = sim->p;
+  pt->sim = sim;
+  if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
+    return dem_fail(err, errlen, "repartition: device -> host: %s", dem_engine_error(sim->engine));
+  /* ghosts belong to the old decomposition (their rows stay readable until the migration
+   * appends particles: the neighbour structure names their owners) */
+  size_t n_ghost = p->n_ghost;
+  p->n_ghost = 0;
+
+  double t0 = dem_clock_now();
+  exports_t e = {0, NULL, NULL, NULL, NULL};
+  int failed = partition_lists(pt, sim, weights, n_ghost, &e, err, errlen);
+  /* the neighbour structure served the partition only (under SMPI every rank's lives in one
+   * process: it is not kept through the migration and the time loop) */
+  free(pt->adj_first);
+  free(pt->adj_gid);
+  free(pt->adj_proc);
+  pt->adj_first = NULL;
+  pt->adj_gid = NULL;
+  pt->adj_proc = NULL;
+  if (failed) return -1;
+  double t1 = dem_clock_now();
+
+  pt->failed = 0;
+  pt->imported = 0;
+  pt->migrated_bytes = 0;
+  pt->packed_bytes = 0;
+  int rc = migrate(pt, sim, &e, err, errlen);
+  int nexp = e.n;
+  Zoltan_LB_Free_Part(&e.gids, &e.lids, &e.procs, &e.parts);
+  if (rc) return -1;
 
   /* the records packed here and unpacked here, plus compacting the store */
-  w = (dem_work_t){.kind = DEM_WORK_PACK,
-                   .bytes = (double)pt->migrated_bytes +
-                            (double)dem_particles_bytes_per_particle(p->slots) * (double)p->n};
+  dem_work_t w = {.kind = DEM_WORK_PACK,
+                  .bytes = (double)pt->migrated_bytes +
+                           (double)dem_particles_bytes_per_particle(p->slots) * (double)p->n};
   dem_clock_charge(&w);
+  if (pt->calls++ > 0) {
+    pt->stats.repartitions++;
+    pt->stats.partition_s += t1 - t0;
+    pt->stats.migrate_s += dem_clock_now() - t1;
+    pt->stats.sent_particles += (double)nexp;
+    pt->stats.sent_bytes += (double)pt->packed_bytes;
+  }
 
   if (dem_engine_resize(sim->engine) || dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n))
     return dem_fail(err, errlen, "repartition: host -> device: %s", dem_engine_error(sim->engine));
@@ -444,6 +709,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
 int dem_partition_box_ranks(const dem_partition_t *pt, const double lo[3], const double hi[3], int *out, int max)
 {
   if (!pt->zz || !pt->has_cuts) return 0;
+  if (!pt->desc->boxes) return -1;
   /* Zoltan writes up to one entry per rank: into the scratch list, then at most max */
   int n = 0;
   int rc = Zoltan_LB_Box_Assign(pt->zz, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], pt->procs, &n);
@@ -462,6 +728,7 @@ int dem_partition_part_box(const dem_partition_t *pt, int part, double lo[3], do
     }
     return 0;
   }
+  if (!pt->desc->boxes) return -1;
   int ndim = 0;
   int rc = Zoltan_RCB_Box(pt->zz, part, &ndim, &lo[0], &lo[1], &lo[2], &hi[0], &hi[1], &hi[2]);
   return rc == ZOLTAN_OK || rc == ZOLTAN_WARN ? 0 : -1;

@@ -1,7 +1,9 @@
-/* Domain decomposition with Zoltan RCB (the only module that calls Zoltan): target part
- * sizes are the balancing weights (Zoltan_LB_Set_Part_Sizes); particles migrate with
- * Zoltan_Migrate and take their contact history with them; the part boxes serve ghost
- * registration. Part r is owned by rank r. */
+/* Domain decomposition with Zoltan (the only module that calls Zoltan): the partitioner named
+ * by run.partitioner (RCB, RIB, HSFC, PHG, GRAPH; one descriptor each in partition.c), target
+ * part sizes = the balancing weights (Zoltan_LB_Set_Part_Sizes); particles migrate with
+ * Zoltan_Migrate and take their contact history with them; RCB's part boxes serve ghost
+ * registration, the other partitioners leave it to ghosts.c's box-free path. Part r is owned
+ * by rank r. */
 #ifndef DEMSIM_SOLVER_PARTITION_H
 #define DEMSIM_SOLVER_PARTITION_H
 
@@ -20,11 +22,33 @@ void dem_partition_destroy(dem_partition_t **pt);
 int dem_partition_repartition(dem_partition_t *pt, struct dem_sim *sim, const double *weights, char *err,
                               size_t errlen);
 /* Ranks whose part box intersects the box [lo, hi] (after a repartition): writes at most
- * max ranks into out and returns how many (-1 on a Zoltan error). */
+ * max ranks into out and returns how many (-1 on a Zoltan error, or a partitioner without
+ * part boxes). */
 int dem_partition_box_ranks(const dem_partition_t *pt, const double lo[3], const double hi[3], int *out, int max);
-/* The box of part `part` (m); sides on the outside of the domain are +-DBL_MAX. 0 or -1. */
+/* The box of part `part` (m); sides on the outside of the domain are +-DBL_MAX. 0, or -1 (also
+ * for a partitioner without part boxes, once it has partitioned). */
 int dem_partition_part_box(const dem_partition_t *pt, int part, double lo[3], double hi[3]);
 /* 1 once a repartition has made the cuts (before that, on 1 rank: every box is infinite). */
 int dem_partition_has_cuts(const dem_partition_t *pt);
+/* 1 when the partitioner answers dem_partition_box_ranks and dem_partition_part_box (RCB):
+ * ghosts.c then finds ghost destinations with the part boxes. 0: no boxes (part_box returns -1). */
+int dem_partition_has_boxes(const dem_partition_t *pt);
+/* The partitioner's name (run.partitioner). */
+const char *dem_partition_name(const dem_partition_t *pt);
+
+/* What this rank measured over the repartitions after the set-up one (no collective: the
+ * summary gathers them at the end). */
+typedef struct dem_partition_stats {
+  int repartitions;        /* counted ones */
+  double partition_s;      /* s (simulated under SMPI), in Zoltan_LB_Partition and its charge */
+  double migrate_s;        /* s, migration (Zoltan_Migrate, packing) */
+  double wall_partition_s; /* s of real time in Zoltan_LB_Partition (under SMPI all ranks share one core) */
+  double sent_particles, sent_bytes; /* exported by this rank, summed */
+  /* the neighbour structure at each repartition, before it (the partition of the interval that
+   * ends): slots of owned particles naming another particle, and those naming one owned by
+   * another rank (an edge cut counts each crossing pair twice, once per side) */
+  double cut_samples, pair_slots, cut_slots;
+} dem_partition_stats_t;
+void dem_partition_stats(const dem_partition_t *pt, dem_partition_stats_t *st);
 
 #endif

@@ -69,6 +69,9 @@ static const key_def_t keys[] = {
    "steps between numerical checks: NaN/inf, escaped particles, deep overlaps (0: never)", NULL},
   {"run.ranks", K_INT, OFF(ranks), 0, 0, 65536, 1, "-", "MPI processes", NULL},
   {"run.policy", K_STRING, OFF(policy), SZ(policy), 0, 0, 0, "", "load-balancing policy (scenarios/README.md)", "NOW|RW|RW5|EWMA|PI|RUPER"},
+  {"run.partitioner", K_STRING, OFF(partitioner), SZ(partitioner), 0, 0, 0, "",
+   "domain decomposition (Zoltan): RCB, RIB, HSFC geometric; PHG hypergraph and GRAPH (over PHG) from the neighbour "
+   "lists (scenarios/README.md)", "RCB|RIB|HSFC|PHG|GRAPH"},
   {"run.repartition_every", K_LONG, OFF(repartition_every), 0, 0, 1e15, 1, "steps", "repartition period", NULL},
   {"run.lambda_threshold", K_DOUBLE, OFF(lambda_threshold), 0, 0, BIG, 0, "%",
    "imbalance that triggers an extra repartition (0: never)", NULL},
@@ -165,6 +168,7 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->check_every = 1000;
   s->ranks = 1;
   snprintf(s->policy, sizeof s->policy, "NOW");
+  snprintf(s->partitioner, sizeof s->partitioner, "RCB");
   s->repartition_every = 1000;
   s->lambda_threshold = 0.0;
   s->rw5_threshold = 5.0;

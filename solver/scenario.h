@@ -49,6 +49,7 @@ typedef struct dem_scenario {
   /* parallel run and load balancing */
   int ranks;                /* MPI processes */
   char policy[8];           /* NOW, RW, RW5, EWMA, PI or RUPER (policy.h) */
+  char partitioner[8];      /* RCB, RIB, HSFC, PHG or GRAPH (partition.h) */
   long repartition_every;   /* steps between repartitions (the physics frequency) */
   double lambda_threshold;  /* %, imbalance that triggers an extra repartition (0: never) */
   double rw5_threshold;     /* %, RW5 updates the weights only above this imbalance */

@@ -320,6 +320,20 @@ int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
                              .weight = dem_balance_weights(sim->balance)[sim->rank],
                              .particles = (long)sim->p->n,
                              .ghosts = (long)dem_ghosts_count(sim->ghosts)};
+  dem_ghosts_stats_t gs;
+  dem_partition_stats_t ps;
+  dem_ghosts_stats(sim->ghosts, &gs);
+  dem_partition_stats(sim->partition, &ps);
+  mine.ghosts_per_step = gs.steps > 0 ? gs.ghosts / gs.steps : 0.0;
+  mine.ghost_bytes_per_step = gs.steps > 0 ? gs.bytes / gs.steps : 0.0;
+  mine.cut_slots = ps.cut_samples > 0 ? ps.cut_slots / ps.cut_samples : 0.0;
+  mine.pair_slots = ps.cut_samples > 0 ? ps.pair_slots / ps.cut_samples : 0.0;
+  mine.sent_particles = ps.sent_particles;
+  mine.sent_bytes = ps.sent_bytes;
+  mine.partition_s = ps.partition_s;
+  mine.migrate_s = ps.migrate_s;
+  mine.wall_partition_s = ps.wall_partition_s;
+  mine.repartitions = ps.repartitions;
   snprintf(mine.host, sizeof mine.host, "%s", sim->host);
   dem_parallel_processor_name(mine.processor, sizeof mine.processor);
   dem_hostmap_affinity(mine.cpus, sizeof mine.cpus);

@@ -24,7 +24,7 @@ typedef struct dem_sim {
   struct dem_particles *p;
   struct dem_engine *engine;
   struct dem_balance *balance;     /* load monitoring, weights, Condition() */
-  struct dem_partition *partition; /* Zoltan RCB, migration */
+  struct dem_partition *partition; /* Zoltan (run.partitioner), migration */
   struct dem_ghosts *ghosts;       /* ghost registration and per-step exchange */
   struct dem_metrics *metrics;     /* metrics.csv / metrics.h5 */
   struct dem_failure *failure;     /* a container lost mid-run (failure.*) */

@@ -11,6 +11,7 @@
 
 #include "balance.h"
 #include "clock.h"
+#include "partition.h"
 #include "engine.h"
 #include "failure.h"
 #include "probe.h"
@@ -45,6 +46,41 @@ static json_t *failure_json(const dem_sim_t *sim)
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) json_object_set_new(o, parts[i].k, json_real(parts[i].v));
   json_object_set_new(o, "checkpoints", json_integer(a.checkpoints));
   return o;
+}
+
+/* The partitioner and what it cost (scenarios/README.md, "Partitioners"): the ghost traffic
+ * per rank and step, the edge cut, migration volume per repartition, the partition's time. */
+static void partitioner_fields(json_t *o, const dem_sim_t *sim, const dem_summary_rank_t *ranks)
+{
+  double g = 0, gb = 0, gb_max = 0, cut = 0, pairs = 0, sp = 0, sb = 0, pt = 0, mt = 0, wall = 0;
+  int reps = 0;
+  for (int r = 0; r < sim->ranks; r++) {
+    const dem_summary_rank_t *e = &ranks[r];
+    g += e->ghosts_per_step;
+    gb += e->ghost_bytes_per_step;
+    if (e->ghost_bytes_per_step > gb_max) gb_max = e->ghost_bytes_per_step;
+    cut += e->cut_slots;
+    pairs += e->pair_slots;
+    sp += e->sent_particles;
+    sb += e->sent_bytes;
+    if (r == 0 || e->partition_s < pt) pt = e->partition_s; /* the last to arrive waited least */
+    if (e->migrate_s > mt) mt = e->migrate_s;
+    if (e->wall_partition_s > wall) wall = e->wall_partition_s;
+    if (e->repartitions > reps) reps = e->repartitions;
+  }
+  double n = (double)sim->ranks;
+  json_object_set_new(o, "partitioner", json_string(sim->partition ? dem_partition_name(sim->partition) : sim->sc->partitioner));
+  json_object_set_new(o, "ghosts_per_rank_per_step", json_real(g / n));
+  json_object_set_new(o, "ghost_bytes_per_rank_per_step", json_real(gb / n));
+  json_object_set_new(o, "ghost_bytes_per_rank_per_step_max", json_real(gb_max));
+  /* each crossing pair is a slot on both sides */
+  json_object_set_new(o, "edge_cut", json_real(cut / 2.0));
+  json_object_set_new(o, "edge_cut_fraction", json_real(pairs > 0 ? cut / pairs : 0.0));
+  json_object_set_new(o, "migration_particles_per_repartition", json_real(reps > 0 ? sp / reps : 0.0));
+  json_object_set_new(o, "migration_bytes_per_repartition", json_real(reps > 0 ? sb / reps : 0.0));
+  json_object_set_new(o, "partition_s", json_real(pt));
+  json_object_set_new(o, "migration_s", json_real(mt));
+  json_object_set_new(o, "wall_partition_s", json_real(wall));
 }
 
 int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_rank_t *ranks, char *err,
@@ -91,6 +127,7 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   json_t *la = json_array();
   for (int k = 0; k < n_after; k++) json_array_append_new(la, json_real(after[k]));
   json_object_set_new(o, "lambda_after_repartition_percent", la);
+  partitioner_fields(o, sim, ranks);
   json_t *timers = json_object();
   for (int h = 0; h < DEM_T_COUNT; h++) {
     const char *name = dem_timer_name((dem_timer_t)h);
@@ -111,6 +148,13 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
     json_object_set_new(e, "weight", json_real(ranks[r].weight));
     json_object_set_new(e, "particles", json_integer(ranks[r].particles));
     json_object_set_new(e, "ghosts", json_integer(ranks[r].ghosts));
+    json_object_set_new(e, "ghosts_per_step", json_real(ranks[r].ghosts_per_step));
+    json_object_set_new(e, "ghost_bytes_per_step", json_real(ranks[r].ghost_bytes_per_step));
+    json_object_set_new(e, "edge_cut_slots", json_real(ranks[r].cut_slots));
+    json_object_set_new(e, "migrated_particles", json_real(ranks[r].sent_particles));
+    json_object_set_new(e, "migrated_bytes", json_real(ranks[r].sent_bytes));
+    json_object_set_new(e, "partition_s", json_real(ranks[r].partition_s));
+    json_object_set_new(e, "migrate_s", json_real(ranks[r].migrate_s));
     json_array_append_new(per, e);
   }
   json_object_set_new(o, "per_rank", per);

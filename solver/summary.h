@@ -18,6 +18,14 @@ typedef struct dem_summary_rank {
   double weight;
   long particles;                /* owned at the end */
   long ghosts;
+  /* partitioner comparison (partition.h, ghosts.h): per step of the loop, per repartition */
+  double ghosts_per_step;        /* ghosts held, mean over the steps */
+  double ghost_bytes_per_step;   /* B sent + received in ghost messages, mean over the steps */
+  double cut_slots;              /* slots naming another rank's particle, mean over the repartitions */
+  double pair_slots;             /* slots naming a particle, mean over the repartitions */
+  double sent_particles, sent_bytes; /* exported by migrations, summed */
+  double partition_s, migrate_s, wall_partition_s; /* summed over the repartitions */
+  int repartitions;              /* counted by the partition (the set-up one excluded) */
 } dem_summary_rank_t;
 
 /* Writes path atomically (temporary file + rename). `ranks` has sim->ranks entries. Rank 0 only. */

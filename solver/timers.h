@@ -7,7 +7,7 @@
 
 typedef enum dem_timer {
   DEM_T_TOTAL,        /* the time loop */
-  DEM_T_REPARTITION,  /*   weights, Zoltan RCB, migration, ghost registration */
+  DEM_T_REPARTITION,  /*   weights, Zoltan partition, migration, ghost registration */
   DEM_T_GHOSTS,       /*   per-step ghost copy and exchange */
   DEM_T_WAIT,         /*     blocked waiting for the neighbours' ghosts */
   DEM_T_COMPUTE,      /*   the rank's own DEM computations (its load L_i) */

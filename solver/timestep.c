@@ -1,6 +1,6 @@
 /* One time step, in the order of the study's parallel algorithm:
  *   1. keep the old weights, measure the load L_i (the COMPUTE timer of the last interval);
- *   2. if Condition(L): new weights, device->host, Zoltan RCB repartition, migration, ghost
+ *   2. if Condition(L): new weights, device->host, Zoltan repartition, migration, ghost
  *      registration, host->device;
  *   3. every step: the search decision; ghosts registered again before a search, otherwise
  *      device->host, MPI exchange, host->device;

@@ -20,7 +20,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from check_pipeline import png_problem  # noqa: E402
+from check_pipeline import report_problems  # noqa: E402
 
 POLICIES = ["RW", "EWMA", "PI"]
 SCENARIO = "spiky-p2-d50"
@@ -46,21 +46,8 @@ def check_runs(out, errors):
 
 
 def check_report(out, errors):
-    path = os.path.join(out, "DAMPING.md")
-    if not os.path.exists(path):
-        errors.append(f"{path}: missing")
-        return
-    text = open(path).read()
-    if f"### {SCENARIO}" not in text:
-        errors.append(f"{path}: no table for {SCENARIO}")
-    for p in POLICIES:
-        if not any(line.startswith(f"| {p} | ") and "failed" not in line for line in text.splitlines()):
-            errors.append(f"{path}: no row for {p}")
-    if "## Which policy when" not in text or "Fastest policy per scenario" not in text:
-        errors.append(f"{path}: no 'which policy when' paragraph")
-    problem = png_problem(os.path.join(out, "damping.png"))
-    if problem:
-        errors.append(f"damping.png: {problem}")
+    errors += report_problems(out, "DAMPING.md", "damping.png", f"### {SCENARIO}", [f"| {p} | " for p in POLICIES],
+                              ["## Which policy when", "Fastest policy per scenario"])
 
 
 # Runs that must equal RW bit for bit (case 1, 20,000 particles, 60 steps, a repartition every

@@ -30,6 +30,23 @@ EXPECTED_FIGURES = ["lambda_cases1-3.png", "exectime_cases1-3.png", "case1_ranks
                     "case5_lambda.png", "case6_total_time.png", "tornado.png"]
 
 
+def report_problems(out, md, png, heading, row_starts, marks):
+    """What is wrong with a study script's report DIR/md and figure DIR/png: the table under
+    `heading`, a row starting with each of row_starts that did not fail, every text of marks
+    (its paragraph), a non-blank PNG. A list of messages, empty when all is there."""
+    path = os.path.join(out, md)
+    if not os.path.exists(path):
+        return [f"{path}: missing"]
+    text = open(path).read()
+    errors = [] if heading in text else [f"{path}: no table {heading!r}"]
+    for start in row_starts:
+        if not any(line.startswith(start) and "failed" not in line for line in text.splitlines()):
+            errors.append(f"{path}: no row {start!r}")
+    errors += [f"{path}: no {m!r}" for m in marks if m not in text]
+    problem = png_problem(os.path.join(out, png))
+    return errors + ([f"{png}: {problem}"] if problem else [])
+
+
 def png_problem(path):
     """None if path is a non-blank PNG, else what is wrong."""
     if not os.path.exists(path):

@@ -582,6 +582,8 @@ def hardware_section(hw):
 
 BEYOND = [("damping", "DAMPING.md", "damping.png",
            "Damping oscillations without losing spiky load (the study's open question): policies on spiky loads"),
+          ("partitioners", "PARTITIONERS.md", "partitioners.png",
+           "Does a graph or hypergraph partitioner beat RCB on heterogeneous containers? (the study's open question)"),
           ("compare-real", "COMPARE.md", "compare_real.png",
            "Predicted against measured on a real cluster: this machine, two emulated containers (validation/compare_real.py)"),
           ("worksteal", "WORKSTEAL.md", "worksteal.png",
@@ -596,7 +598,7 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
 
 def beyond_section():
     """The studies beyond the study's six cases, from their own reports committed next to this one
-    (validation/damping/, validation/worksteal/), headings demoted and figure paths made relative."""
+    (validation/damping/, validation/partitioners/, validation/worksteal/), headings demoted and figure paths made relative."""
     import re
     L = []
     for sub, md, png, title in BEYOND:
