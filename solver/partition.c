@@ -93,17 +93,19 @@ typedef struct partitioner {
   const char *params[8][2];
   conn_t conn;
   int boxes;               /* part boxes for ghosts.c (Zoltan_RCB_Box) */
+  int hier;                /* LB_METHOD HIER: RCB across the sites, then RCB within each */
 } partitioner_t;
 
 static const partitioner_t partitioners[] = {
   {"RCB", {{"LB_METHOD", "RCB"}, {"RCB_REUSE", "1"}, {"KEEP_CUTS", "1"}, {"RCB_OUTPUT_LEVEL", "0"},
-           {"CHECK_GEOM", "0"}}, CONN_NONE, 1},
-  {"RIB", {{"LB_METHOD", "RIB"}, {"RIB_OUTPUT_LEVEL", "0"}, {"CHECK_GEOM", "0"}}, CONN_NONE, 0},
-  {"HSFC", {{"LB_METHOD", "HSFC"}}, CONN_NONE, 0},
+           {"CHECK_GEOM", "0"}}, CONN_NONE, 1, 0},
+  {"RIB", {{"LB_METHOD", "RIB"}, {"RIB_OUTPUT_LEVEL", "0"}, {"CHECK_GEOM", "0"}}, CONN_NONE, 0, 0},
+  {"HSFC", {{"LB_METHOD", "HSFC"}}, CONN_NONE, 0, 0},
   {"PHG", {{"LB_METHOD", "HYPERGRAPH"}, {"HYPERGRAPH_PACKAGE", "PHG"}, {"LB_APPROACH", "REPARTITION"},
-           {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_HYPERGRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_HYPERGRAPH, 0},
+           {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_HYPERGRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_HYPERGRAPH, 0, 0},
   {"GRAPH", {{"LB_METHOD", "GRAPH"}, {"GRAPH_PACKAGE", "PHG"}, {"LB_APPROACH", "REPARTITION"},
-             {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_GRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_GRAPH, 0},
+             {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_GRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_GRAPH, 0, 0},
+  {"HIER", {{"LB_METHOD", "HIER"}, {"HIER_DEBUG_LEVEL", "0"}}, CONN_NONE, 0, 1},
 };
 
 /* a particle's owner, for the graph's neighbour processes */
@@ -129,7 +131,9 @@ struct dem_partition {
   size_t imported;          /* particles unpacked by the last migration */
   size_t migrated_bytes;    /* bytes of the records it packed and unpacked */
   size_t packed_bytes;      /* of those, packed (sent) */
+  size_t packed_wan_bytes;  /* of those, sent to another site's rank (platform.sites) */
   int *procs;               /* one entry per rank, for Zoltan_LB_Box_Assign */
+  int hier_part[2];         /* HIER: this rank's site, and its index among its site's ranks */
 };
 
 /* the export lists, as Zoltan returned them */
@@ -329,13 +333,15 @@ static void cb_pack_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR
 {
   dem_partition_t *pt = data;
   const dem_particles_t *p = pt->sim->p;
-  (void)ngid; (void)nlid; (void)gids; (void)dest;
+  const int *site = pt->sim->sc->n_site_list ? pt->sim->sc->site : NULL;
+  (void)ngid; (void)nlid; (void)gids;
   for (int k = 0; k < num; k++) {
     size_t i = (size_t)lids[k];
     pack_one(p, i, buf + index[k]);
     pt->exported[i] = 1;
     pt->migrated_bytes += (size_t)sizes[k];
     pt->packed_bytes += (size_t)sizes[k];
+    if (site && site[dest[k]] != site[pt->rank]) pt->packed_wan_bytes += (size_t)sizes[k];
   }
   *ierr = ZOLTAN_OK;
 }
@@ -385,6 +391,42 @@ static void cb_unpack_multi(void *data, int ngid, int num, ZOLTAN_ID_PTR gids, i
   *ierr = ZOLTAN_OK;
 }
 
+/* HIER's two levels: level 0 cuts the domain into the sites (parts = site numbers, target sizes =
+ * the sums of their ranks' weights: Zoltan adds them up), level 1 each site into its ranks. */
+static int cb_hier_levels(void *data, int *ierr)
+{
+  (void)data;
+  *ierr = ZOLTAN_OK;
+  return 2;
+}
+
+static int cb_hier_part(void *data, int level, int *ierr)
+{
+  const dem_partition_t *pt = data;
+  *ierr = ZOLTAN_OK;
+  return pt->hier_part[level != 0];
+}
+
+/* RCB at both levels: one plane between two sites, RCB's usual cuts inside a site.
+ * HIER sends a level's objects to the processes Zoltan's export lists name, and the next level
+ * takes them as its own: with fewer parts than processes, Zoltan spreads part k over a block of
+ * consecutive processes of equal size, which straddles two sites unless the sites are all of
+ * one size. At level 0 each site's part therefore lives on its first rank only
+ * (NUM_LOCAL_PARTS 1 there, 0 elsewhere; scenario.c numbers the sites in the order of their
+ * first ranks, so that part k is site k): its objects all reach the site, and level 1 spreads
+ * them over its ranks. */
+static void cb_hier_method(void *data, int level, struct Zoltan_Struct *zz, int *ierr)
+{
+  const dem_partition_t *pt = data;
+  char tol[32];
+  snprintf(tol, sizeof tol, "%.17g", pt->sim->sc->zoltan_imbalance_tol);
+  int bad = Zoltan_Set_Param(zz, "LB_METHOD", "RCB") || Zoltan_Set_Param(zz, "RCB_OUTPUT_LEVEL", "0") ||
+            Zoltan_Set_Param(zz, "CHECK_GEOM", "0") || Zoltan_Set_Param(zz, "IMBALANCE_TOL", tol) ||
+            Zoltan_Set_Param(zz, "DEBUG_LEVEL", "0");
+  if (!bad && level == 0) bad = Zoltan_Set_Param(zz, "NUM_LOCAL_PARTS", pt->hier_part[1] == 0 ? "1" : "0");
+  *ierr = bad ? ZOLTAN_FATAL : ZOLTAN_OK;
+}
+
 /* ---- life cycle ------------------------------------------------------------------------ */
 
 static int set_param(struct Zoltan_Struct *zz, const char *name, const char *value, char *err, size_t errlen)
@@ -425,6 +467,9 @@ static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t
           Zoltan_Set_Mid_Migrate_PP_Fn(zz, cb_mid_migrate, pt) || Zoltan_Set_Unpack_Obj_Multi_Fn(zz, cb_unpack_multi, pt);
   if (!bad && d->conn == CONN_NONE)
     bad = Zoltan_Set_Num_Geom_Fn(zz, cb_num_geom, pt) || Zoltan_Set_Geom_Multi_Fn(zz, cb_geom_multi, pt);
+  if (!bad && d->hier)
+    bad = Zoltan_Set_Hier_Num_Levels_Fn(zz, cb_hier_levels, pt) || Zoltan_Set_Hier_Part_Fn(zz, cb_hier_part, pt) ||
+          Zoltan_Set_Hier_Method_Fn(zz, cb_hier_method, pt);
   if (!bad && d->conn == CONN_HYPERGRAPH)
     bad = Zoltan_Set_HG_Size_CS_Fn(zz, cb_hg_size_cs, pt) || Zoltan_Set_HG_CS_Fn(zz, cb_hg_cs, pt);
   if (!bad && d->conn == CONN_GRAPH)
@@ -457,6 +502,11 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
     return NULL;
   }
   if (pt->ranks == 1) return pt;
+  if (sim->sc->n_site_list) {
+    const int *site = sim->sc->site;
+    pt->hier_part[0] = site[pt->rank];
+    for (int r = 0; r < pt->rank; r++) pt->hier_part[1] += site[r] == site[pt->rank];
+  }
 
   pt->procs = malloc((size_t)pt->ranks * sizeof *pt->procs);
   if (!pt->procs) {
@@ -681,6 +731,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   pt->imported = 0;
   pt->migrated_bytes = 0;
   pt->packed_bytes = 0;
+  pt->packed_wan_bytes = 0;
   int rc = migrate(pt, sim, &e, err, errlen);
   int nexp = e.n;
   Zoltan_LB_Free_Part(&e.gids, &e.lids, &e.procs, &e.parts);
@@ -697,6 +748,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
     pt->stats.migrate_s += dem_clock_now() - t1;
     pt->stats.sent_particles += (double)nexp;
     pt->stats.sent_bytes += (double)pt->packed_bytes;
+    pt->stats.sent_wan_bytes += (double)pt->packed_wan_bytes;
   }
 
   if (dem_engine_resize(sim->engine) || dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n))
