@@ -467,16 +467,6 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
  * fewer (the ranks of the lost container gone), from that checkpoint (the partition and the
  * balancing weights start afresh: the checkpoint reader takes equal blocks, its weights apply only
  * to the same rank count), until the run ends or fails otherwise. */
-/* Site numbers 0, 1, ... again after a container (maybe a site's last one) was dropped: same
- * order, no gaps. */
-void dem_renumber_sites(int *site, int n)
-{
-  int map[DEM_MAX_HOSTS] = {0}, next = 0;
-  for (int i = 0; i < n; i++) map[site[i]] = 1;
-  for (int k = 0; k < DEM_MAX_HOSTS; k++) map[k] = map[k] ? next++ : -1;
-  for (int i = 0; i < n; i++) site[i] = map[site[i]];
-}
-
 int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
   int declared = s->failure_at > 0 || s->failure_mtbf > 0;
@@ -497,15 +487,8 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   if (now) *now = *s;
   for (int k = cli->attempt + 1; rc == 1 && now && log && args && dem_failure_log_read(s->out_dir, log) == 0 &&
                                  (l = dem_failure_log_loss(log, k - 1)) != NULL; k++) {
-    int n = 0, used = now->ranks < now->n_hosts ? now->ranks : now->n_hosts;
-    for (int r = 0; r < used; r++)
-      if (strcmp(now->hosts[r], l->host)) {
-        if (now->n_site_list) now->site[n] = now->site[r];
-        memmove(now->hosts[n++], now->hosts[r], DEM_NAME_MAX);
-      }
-    now->n_hosts = now->ranks = n;
-    if (now->n_site_list) now->n_site_list = n;
-    dem_renumber_sites(now->site, now->n_site_list);
+    dem_scenario_drop_host(now, l->host);
+    int n = now->ranks;
     fprintf(stderr, "demsim: container %s lost at %.4g s (step %ld); restarting on %d from step %ld\n", l->host, l->at,
             l->step, n, l->checkpoint_step);
     int m = snprintf(hosts, sizeof hosts, "platform.hosts=");

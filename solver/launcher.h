@@ -10,9 +10,6 @@ struct dem_cli;
 /* True when this process should run the simulation itself (native build: one rank, or
  * already started by mpirun). */
 int dem_launch_in_process(const struct dem_scenario *s);
-/* Site numbers (platform.sites) 0, 1, ... again, in the same order, after a container was
- * dropped (maybe a site's last one). */
-void dem_renumber_sites(int *site, int n);
 /* Builds the command line, starts it (and the native build's real stress-ng processes),
  * waits, and returns the exit status to give back (0, 1 or 2). */
 int dem_launch(int argc, char **argv, const struct dem_scenario *s, const struct dem_cli *cli);

@@ -50,6 +50,7 @@
 #include "error.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +135,15 @@ struct dem_partition {
   size_t packed_wan_bytes;  /* of those, sent to another site's rank (platform.sites) */
   int *procs;               /* one entry per rank, for Zoltan_LB_Box_Assign */
   int hier_part[2];         /* HIER: this rank's site, and its index among its site's ranks */
+  /* HIER between cross-site repartitions: RCB over this site's ranks only (its communicator) */
+  struct Zoltan_Struct *zz_site;
+  MPI_Comm site_comm;
+  int *site_ranks;          /* application rank of each rank of the site communicator */
+  int n_site_ranks;
+  double *site_share;       /* each site's share of the weights at the last cross-site partition */
+  int n_sites;
+  struct Zoltan_Struct *zz_now; /* the Zoltan_Struct of the repartition under way */
+  const int *dest_rank;     /* its processes' application ranks (NULL: the same numbers) */
 };
 
 /* the export lists, as Zoltan returned them */
@@ -341,7 +351,8 @@ static void cb_pack_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR
     pt->exported[i] = 1;
     pt->migrated_bytes += (size_t)sizes[k];
     pt->packed_bytes += (size_t)sizes[k];
-    if (site && site[dest[k]] != site[pt->rank]) pt->packed_wan_bytes += (size_t)sizes[k];
+    int to = pt->dest_rank ? pt->dest_rank[dest[k]] : dest[k];
+    if (site && site[to] != site[pt->rank]) pt->packed_wan_bytes += (size_t)sizes[k];
   }
   *ierr = ZOLTAN_OK;
 }
@@ -436,10 +447,12 @@ static int set_param(struct Zoltan_Struct *zz, const char *name, const char *val
   return 0;
 }
 
-/* A Zoltan_Struct running partitioner d over pt's particles. NULL with a message. */
-static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t *d, char *err, size_t errlen)
+/* A Zoltan_Struct running partitioner d over pt's particles on the ranks of comm. NULL with a
+ * message. */
+static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t *d, MPI_Comm comm, char *err,
+                                        size_t errlen)
 {
-  struct Zoltan_Struct *zz = Zoltan_Create(dem_parallel_comm());
+  struct Zoltan_Struct *zz = Zoltan_Create(comm);
   if (!zz) {
     dem_fail(err, errlen, "Zoltan_Create failed");
     return NULL;
@@ -483,6 +496,26 @@ static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t
   return zz;
 }
 
+/* HIER: the communicator of this rank's site and RCB over it, for the repartitions that keep
+ * the sites' shares (collective). 0, or -1 with a message. */
+static int site_level_create(dem_partition_t *pt, char *err, size_t errlen)
+{
+  const int *site = pt->sim->sc->site;
+  for (int r = 0; r < pt->ranks; r++)
+    if (site[r] + 1 > pt->n_sites) pt->n_sites = site[r] + 1;
+  pt->site_ranks = malloc((size_t)pt->ranks * sizeof *pt->site_ranks);
+  pt->site_share = calloc((size_t)pt->n_sites, sizeof *pt->site_share);
+  pt->site_comm = dem_parallel_comm_split(pt->hier_part[0]);
+  if (!pt->site_ranks || !pt->site_share || pt->site_comm == MPI_COMM_NULL)
+    return dem_fail(err, errlen, "out of memory (partition, sites)");
+  int m = 0;
+  for (int r = 0; r < pt->ranks; r++)
+    if (site[r] == pt->hier_part[0]) pt->site_ranks[m++] = r;
+  pt->n_site_ranks = m;
+  pt->zz_site = zoltan_for(pt, &partitioners[0], pt->site_comm, err, errlen);
+  return pt->zz_site ? 0 : -1;
+}
+
 dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
 {
   dem_partition_t *pt = calloc(1, sizeof *pt);
@@ -493,6 +526,7 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
   pt->sim = sim;
   pt->rank = sim->rank;
   pt->ranks = sim->ranks;
+  pt->site_comm = MPI_COMM_NULL; /* (not 0 in every MPI) */
   for (size_t k = 0; k < sizeof partitioners / sizeof partitioners[0]; k++)
     if (strcmp(partitioners[k].name, sim->sc->partitioner) == 0) pt->desc = &partitioners[k];
   if (!pt->desc) {
@@ -521,8 +555,10 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
     return NULL;
   }
   /* a connectivity partitioner keeps RCB (partitioners[0]) for when no neighbour lists exist */
-  pt->zz = zoltan_for(pt, pt->desc, err, errlen);
-  if (pt->zz && pt->desc->conn != CONN_NONE) pt->zz_geo = zoltan_for(pt, &partitioners[0], err, errlen);
+  pt->zz = zoltan_for(pt, pt->desc, dem_parallel_comm(), err, errlen);
+  if (pt->zz && pt->desc->conn != CONN_NONE)
+    pt->zz_geo = zoltan_for(pt, &partitioners[0], dem_parallel_comm(), err, errlen);
+  if (pt->zz && pt->desc->hier && site_level_create(pt, err, errlen)) Zoltan_Destroy(&pt->zz);
   if (!pt->zz || (pt->desc->conn != CONN_NONE && !pt->zz_geo)) {
     dem_partition_destroy(&pt);
     return NULL;
@@ -535,6 +571,10 @@ void dem_partition_destroy(dem_partition_t **pt)
   if (!*pt) return;
   if ((*pt)->zz) Zoltan_Destroy(&(*pt)->zz);
   if ((*pt)->zz_geo) Zoltan_Destroy(&(*pt)->zz_geo);
+  if ((*pt)->zz_site) Zoltan_Destroy(&(*pt)->zz_site);
+  dem_parallel_comm_free(&(*pt)->site_comm);
+  free((*pt)->site_ranks);
+  free((*pt)->site_share);
   free((*pt)->exported);
   free((*pt)->procs);
   free((*pt)->adj_first);
@@ -607,6 +647,25 @@ static int build_adjacency(dem_partition_t *pt, size_t n_ghost, int count)
 
 /* ---- repartition + migration ----------------------------------------------------------- */
 
+/* HIER: 1 when the sites' shares of the weights differ from those of the last cross-site
+ * partition (and then records them), or no cross-site partition happened yet. The weights are
+ * the same on every rank, so every rank answers the same. */
+static int shares_moved(dem_partition_t *pt, const double *weights)
+{
+  double share[DEM_MAX_HOSTS] = {0}, all = 0;
+  for (int r = 0; r < pt->ranks; r++) {
+    share[pt->sim->sc->site[r]] += weights[r];
+    all += weights[r];
+  }
+  int moved = pt->calls == 0;
+  for (int k = 0; k < pt->n_sites; k++) {
+    share[k] /= all;
+    moved |= fabs(share[k] - pt->site_share[k]) > 1e-9 * share[k];
+  }
+  if (moved) memcpy(pt->site_share, share, (size_t)pt->n_sites * sizeof *share);
+  return moved;
+}
+
 /* Zoltan_LB_Partition with target part sizes `weights` (collective): the export lists in *e.
  * A connectivity partitioner with no neighbour lists anywhere (before the first contact search,
  * or particles all apart) has nothing to cut but would still have to balance: RCB decides then.
@@ -625,8 +684,19 @@ static int partition_lists(dem_partition_t *pt, dem_sim_t *sim, const double *we
     dem_parallel_sum_long(&edges, 1);
     if (edges == 0) zz = pt->zz_geo;
   }
+  /* HIER: across the sites only when their shares moved (balance.c holds them otherwise) */
+  int part = pt->rank, idx = 0, ranks = pt->ranks;
+  double particles = (double)sim->total_particles;
+  pt->dest_rank = NULL;
+  if (pt->desc->hier && !shares_moved(pt, weights)) {
+    zz = pt->zz_site;
+    part = pt->hier_part[1];
+    pt->dest_rank = pt->site_ranks;
+    ranks = pt->n_site_ranks;
+    particles *= pt->site_share[pt->hier_part[0]];
+  }
+  pt->zz_now = zz;
   /* target part sizes: this rank states its own part's size (Zoltan gathers them) */
-  int part = pt->rank, idx = 0;
   float size = (float)weights[pt->rank];
   if (Zoltan_LB_Set_Part_Sizes(zz, 1, -1, NULL, NULL, NULL) != ZOLTAN_OK ||
       Zoltan_LB_Set_Part_Sizes(zz, 1, 1, &part, &idx, &size) != ZOLTAN_OK)
@@ -639,7 +709,7 @@ static int partition_lists(dem_partition_t *pt, dem_sim_t *sim, const double *we
   int rc = Zoltan_LB_Partition(zz, &changes, &ngid, &nlid, &nimp, &igids, &ilids, &iprocs, &iparts, &e->n,
                                &e->gids, &e->lids, &e->procs, &e->parts);
   if (pt->calls > 0) pt->stats.wall_partition_s += dem_clock_wall() - wall;
-  dem_work_t w = {.kind = DEM_WORK_PARTITION, .particles = (double)sim->total_particles, .ranks = pt->ranks};
+  dem_work_t w = {.kind = DEM_WORK_PARTITION, .particles = particles, .ranks = ranks};
   dem_clock_charge(&w);
   Zoltan_LB_Free_Part(&igids, &ilids, &iprocs, &iparts);
   bad = rc != ZOLTAN_OK && rc != ZOLTAN_WARN;
@@ -686,7 +756,7 @@ static int migrate(dem_partition_t *pt, dem_sim_t *sim, exports_t *e, char *err,
     /* this round's slice of the lists (the lists themselves in one round; none past their end) */
 #define SLICE(list) (first == 0 ? (list) : count > 0 ? (list) + first : NULL)
     rc = bad ? ZOLTAN_MEMERR
-             : Zoltan_Migrate(pt->zz, -1, NULL, NULL, NULL, NULL, (int)count, SLICE(e->gids), SLICE(e->lids),
+             : Zoltan_Migrate(pt->zz_now, -1, NULL, NULL, NULL, NULL, (int)count, SLICE(e->gids), SLICE(e->lids),
                               SLICE(e->procs), SLICE(e->parts));
 #undef SLICE
     removed += (size_t)count;

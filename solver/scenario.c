@@ -692,6 +692,23 @@ static int validate_failure(const dem_scenario_t *s, const char *f, char *err, s
   return 0;
 }
 
+void dem_scenario_drop_host(dem_scenario_t *s, const char *host)
+{
+  int n = 0, used = s->ranks < s->n_hosts ? s->ranks : s->n_hosts;
+  for (int r = 0; r < used; r++)
+    if (strcmp(s->hosts[r], host)) {
+      if (s->n_site_list) s->site[n] = s->site[r];
+      memmove(s->hosts[n++], s->hosts[r], DEM_NAME_MAX);
+    }
+  s->n_hosts = s->ranks = n;
+  if (!s->n_site_list) return;
+  s->n_site_list = n;
+  int map[DEM_MAX_HOSTS] = {0}, next = 0; /* the sites left, numbered in their old order */
+  for (int i = 0; i < n; i++) map[s->site[i]] = 1;
+  for (int k = 0; k < DEM_MAX_HOSTS; k++) map[k] = map[k] ? next++ : -1;
+  for (int i = 0; i < n; i++) s->site[i] = map[s->site[i]];
+}
+
 /* platform.sites: one site per host, numbered 0, 1, ... in the order of the ranks' hosts;
  * HIER needs them. */
 static int validate_sites(const dem_scenario_t *s, const char *f, char *err, size_t errlen)

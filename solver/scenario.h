@@ -107,6 +107,9 @@ int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t err
 int dem_scenario_read_text(dem_scenario_t *s, const char *text, const char *name, char *err, size_t errlen);
 /* Applies one "key=value" override. Returns 0, or -1 with a message. */
 int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_t errlen);
+/* Removes a lost container from the ranks' hosts (and its site entry; the sites numbered 0, 1,
+ * ... again in the same order): the hosts of the ranks other than host's, one rank each. */
+void dem_scenario_drop_host(dem_scenario_t *s, const char *host);
 /* Checks ranges and cross-field conditions (time step against the critical step, initial
  * overlap, hosts and stress against the rank count) and derives params. 0 or -1. */
 int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen);
