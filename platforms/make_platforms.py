@@ -262,17 +262,24 @@ def openstack():
         NODE_TYPES["gpu-host"]["doc"] + [""] + GPU["doc"] + [""] + NET["doc"] + [
         "CPU containers: launch_latency 5 us, ESTIMATE of an OpenCL CPU runtime's enqueue cost."] + STORAGE_DOC + [
         "Memory is not isolated between co-located containers (the study): they share N-membus."]
+    return platform("openstack", header, study_nodes())
+
+
+def study_nodes(prefix="", switch="switch"):
+    """The study's eight nodes and their containers, names prefixed (a second site's copy)."""
     nodes = []
     for i in range(1, 6):
-        n = f"n{i}"
+        n = f"{prefix}n{i}"
         nodes.append(study_node(n, "i7-6700", [
             (f"{n}-cn6700-1", "CN-6700-1"), (f"{n}-cn6700-2a", "CN-6700-2"),
             (f"{n}-cn6700-2b", "CN-6700-2"), (f"{n}-cn6700-3", "CN-6700-3"),
             (f"{n}-cn6700-4", "CN-6700-4")]))
     for i in (6, 7):
-        nodes.append(study_node(f"n{i}", "i7-4790", [(f"n{i}-cn4790-4", "CN-4790-4")]))
-    nodes.append(study_node("g1", "gpu-host", [("g1-cngpu", "CN-GPU")]))
-    return platform("openstack", header, nodes)
+        nodes.append(study_node(f"{prefix}n{i}", "i7-4790", [(f"{prefix}n{i}-cn4790-4", "CN-4790-4")]))
+    nodes.append(study_node(f"{prefix}g1", "gpu-host", [(f"{prefix}g1-cngpu", "CN-GPU")]))
+    for n in nodes:
+        n["switch"] = switch
+    return nodes
 
 
 # Two sites (twosite()): the WAN between their gateways, defaults of the committed platform.
@@ -296,19 +303,7 @@ def twosite(wan_latency=WAN_LATENCY, wan_bandwidth=WAN_BANDWIDTH):
         "5 ms per 1,000 km, routes 1.5-2x longer) and a site uplink at the study's Ethernet rate.",
         "Everything else as openstack.xml (its header lists the sources).",
     ]
-    nodes = []
-    for prefix, sw in (("", "switch"), ("b-", "b-switch")):
-        for i in range(1, 6):
-            n = f"{prefix}n{i}"
-            nodes.append(study_node(n, "i7-6700", [
-                (f"{n}-cn6700-1", "CN-6700-1"), (f"{n}-cn6700-2a", "CN-6700-2"),
-                (f"{n}-cn6700-2b", "CN-6700-2"), (f"{n}-cn6700-3", "CN-6700-3"),
-                (f"{n}-cn6700-4", "CN-6700-4")]))
-        for i in (6, 7):
-            nodes.append(study_node(f"{prefix}n{i}", "i7-4790", [(f"{prefix}n{i}-cn4790-4", "CN-4790-4")]))
-        nodes.append(study_node(f"{prefix}g1", "gpu-host", [(f"{prefix}g1-cngpu", "CN-GPU")]))
-        for n in nodes[-8:]:
-            n["switch"] = sw
+    nodes = study_nodes() + study_nodes("b-", "b-switch")
     return platform("twosite", header, nodes, wan=(wan_latency, wan_bandwidth))
 
 

@@ -22,8 +22,6 @@ study = 500,000 particles, 500 steps, a repartition every 50 (ten intervals), se
 (about half an hour on 2 cores).
 Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad arguments.
 """
-import argparse
-import concurrent.futures
 import json
 import os
 import sys
@@ -32,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "platforms"))
-from sweep import run_one  # noqa: E402
+from sweep import run_jobs, run_one, study_args  # noqa: E402
 from make_platforms import twosite  # noqa: E402
 
 SCENARIO = os.path.join(TOP, "scenarios", "twosite.cfg")
@@ -45,6 +43,9 @@ SCALES = {
     "study": (500000, 500, 50, [(0.01, 1.25e6), (0.01, 12.5e6), (0.01, 125e6), (0.01, 1.25e9),
                                 (0.001, 125e6), (0.05, 125e6), NO_WAN]),
 }
+# hier's run.site_threshold (%) besides the scenario's 10, at the WAN of the committed platform
+THRESHOLD_WAN = (0.01, 125e6)
+THRESHOLDS = {"tiny": [0.0], "study": [0.0, 5.0, 20.0]}
 
 
 def wan_name(wan):
@@ -69,6 +70,13 @@ def jobs(scale, out):
             extra = ["--particles", str(n), "--steps", str(steps), "--repartition-every", str(every),
                      "--set", f"run.partitioner={part}", "--set", "platform.file=" + plat]
             todo.append(((strat, wan), name, extra))
+    plat = platform_for(THRESHOLD_WAN, out)
+    for thr in THRESHOLDS[scale]:
+        extra = ["--particles", str(n), "--steps", str(steps), "--repartition-every", str(every),
+                 "--set", "run.partitioner=HIER", "--set", f"run.site_threshold={thr:g}",
+                 "--set", "platform.file=" + plat]
+        todo.append(((f"hier-t{thr:g}", THRESHOLD_WAN), f"hier-t{thr:g}-{THRESHOLD_WAN[0]:g}s-{THRESHOLD_WAN[1]:.3g}Bps",
+                     extra))
     return todo
 
 
@@ -121,6 +129,14 @@ def findings(scale, res):
         out.append(f"Hierarchical partitioning is faster than flat RCB at {sum(g > 0 for _, g in gains)} of "
                    f"{len(gains)} points; its gain runs from {lo[1] * 100:+.1f} % ({wan_name(lo[0])}) to "
                    f"{hi[1] * 100:+.1f} % ({wan_name(hi[0])}).")
+    for wan in wans:
+        f, h = res.get(("flat", wan)), res.get(("hier", wan))
+        if not (f and h) or f["time"] <= h["time"]:
+            continue
+        d = f["time"] - h["time"]
+        out.append(f"{wan_name(wan)}: hier saves {d:.3g} s, of which the repartitions {f['repartition'] - h['repartition']:.3g} s "
+                   f"and the ghost stage {f['ghosts'] - h['ghosts']:.3g} s (rank 0's timers); the kernels take "
+                   f"{h['compute']:.3g} s of its {h['time']:.4g} s.")
     b = [(res[("flat", w)]["sites"]["wan_bytes_per_step"], res[("hier", w)]["sites"]["wan_bytes_per_step"])
          for w in wans if w != NO_WAN and res.get(("flat", w)) and res.get(("hier", w))]
     if b:
@@ -128,6 +144,25 @@ def findings(scale, res):
         out.append(f"Bytes over the WAN per step, hier / flat, over the WAN points: {ratio:.2f} (one plane between "
                    "the sites, and the plane held while RW's moves stay inside the threshold).")
     return out
+
+
+def threshold_table(scale, res):
+    n, steps, every, _ = SCALES[scale]
+    rows = [(10.0, res.get(("hier", THRESHOLD_WAN)))] + [(t, res.get((f"hier-t{t:g}", THRESHOLD_WAN)))
+                                                          for t in THRESHOLDS[scale]]
+    flat = res.get(("flat", THRESHOLD_WAN))
+    lines = [f"### How sensitive: run.site_threshold ({wan_name(THRESHOLD_WAN)})", "",
+             "| site_threshold (%) | time (s) | gain over flat | repartitions (s, rank 0) | plane moves | "
+             "WAN migration (MB) | site B share | final lambda (%) |", "|---|---|---|---|---|---|---|---|"]
+    for t, r in sorted(rows, key=lambda x: x[0]):
+        if not r:
+            lines.append(f"| {t:g} | FAILED | | | | | | |")
+            continue
+        s = r["sites"]
+        gain = f"{(flat['time'] / r['time'] - 1) * 100:+.1f} %" if flat else ""
+        lines.append(f"| {t:g} | {r['time']:.4g} | {gain} | {r['repartition']:.3g} | {s['site_moves']} | "
+                     f"{s['wan_migration_bytes'] / 1e6:.3g} | {s['final_weight_share'][1]:.3f} | {r['lambda']:.1f} |")
+    return lines
 
 
 def report(scale, res, out):
@@ -139,7 +174,7 @@ def report(scale, res, out):
             f"{every} steps, RW. flat = RCB over the eight ranks; hier = HIER (RCB across the sites, then within "
             "each; the sites' shares move only beyond run.site_threshold = 10 %). WAN bytes: sent from one site to "
             "the other, summed over the ranks (summary.json `sites`); time: simulated, of the whole run.", ""]
-    text += table(scale, res) + [""] + findings(scale, res) + [""]
+    text += table(scale, res) + [""] + findings(scale, res) + [""] + threshold_table(scale, res) + [""]
     text += ["Under SMPI every message also pays SMPI's latency factor (fitted on a LAN; up to 2.6x for small "
              "messages), applied to the whole route, WAN included: a small message's one-way WAN latency is up "
              "to 2.6x the link's. Each step holds a ghost exchange and collectives across the sites, so the "
@@ -172,7 +207,9 @@ def figure(scale, res, out):
         ax2.plot(xs, [(res[("flat", w)]["time"] / res[("hier", w)]["time"] - 1) * 100 for _, w in pts], ":^",
                  color="tab:green", label="gain of hier (%)")
         ax2.set_ylabel("gain of hier over flat (%)", color="tab:green")
-        ax.legend(fontsize=8, loc="upper left")
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper left")
     fig.suptitle("DEM over two sites: flat RCB vs hierarchical (RW)")
     fig.tight_layout()
     fig.savefig(os.path.join(out, "sites.png"), dpi=110)
@@ -180,29 +217,10 @@ def figure(scale, res, out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", choices=sorted(SCALES), default="tiny")
-    ap.add_argument("--out", default=os.path.join(TOP, "out", "sites"))
-    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
-    ap.add_argument("-j", type=int, default=1, help="runs in parallel (default 1)")
-    ap.add_argument("--resume", action="store_true", help="reuse the runs DIR already holds (their summary.json)")
-    ap.add_argument("--commit", help="the commit the runs' build was made from (named in the report)")
-    a = ap.parse_args()
+    a = study_args(__doc__, SCALES, "sites")
     global COMMIT
     COMMIT = f" with the build of commit {a.commit}" if a.commit else ""
-    if a.j < 1:
-        ap.error("-j: expected at least 1")
-    if not os.access(a.demsim, os.X_OK):
-        ap.error(f"--demsim {a.demsim}: not an executable (build the SMPI preset first)")
-    os.makedirs(a.out, exist_ok=True)
-    todo = jobs(a.scale, a.out)
-    res, failed = {}, 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
-        for i, (key, r) in enumerate(ex.map(lambda j: run_job(a.demsim, a.out, j, a.resume), todo)):
-            res[key] = r
-            failed += r is None
-            print(f"sites.py: {i + 1}/{len(todo)} {todo[i][1]}: " + (f"{r['time']:.4g} s" if r else "FAILED"),
-                  flush=True)
+    res, failed = run_jobs(a, jobs(a.scale, a.out), run_job, "sites.py")
     report(a.scale, res, a.out)
     figure(a.scale, res, a.out)
     print(f"sites.py: {os.path.join(a.out, 'SITES.md')}, sites.png")
