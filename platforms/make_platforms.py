@@ -18,6 +18,7 @@ import json
 import os
 import re
 import socket
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -184,14 +185,23 @@ def comment(lines, indent="  "):
         else [f"{indent}<!-- {lines[0]} -->"]
 
 
-def platform(zone, header, nodes, net=NET):
+def platform(zone, header, nodes, net=NET, wan=None):
     """nodes: list of (node, node_type, [(host, container, cores, device, props overrides)],
-    node_bw, core_flops, core_bw, extra comment lines)."""
+    node_bw, core_flops, core_bw, extra comment lines); a node's "switch" (default "switch") is
+    its site's. wan: (latency s, bandwidth B/s) of one full-duplex link between each pair of
+    consecutive switches (the sites' gateways), or None."""
     out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">']
     out += comment(header, indent="")
-    out += ['<platform version="4.1">', f'  <zone id="{zone}" routing="Floyd">',
-            '    <router id="switch"/>']
+    switches = list(dict.fromkeys(n.get("switch", "switch") for n in nodes))
+    out += ['<platform version="4.1">', f'  <zone id="{zone}" routing="Floyd">']
+    out += [f'    <router id="{sw}"/>' for sw in switches]
     routes = []  # the DTD wants every route after the resources
+    if wan:
+        for k in range(len(switches) - 1):
+            a, b = switches[k], switches[k + 1]
+            out.append(f'    <link id="wan-{k}" bandwidth="{wan[1]:.6g}Bps" latency="{wan[0]:.6g}s" '
+                       'sharing_policy="SPLITDUPLEX"/>')
+            routes.append(f'    <route src="{a}" dst="{b}"><link_ctn id="wan-{k}" direction="UP"/></route>')
     for n in nodes:
         out.append("")
         out += comment(n["doc"], indent="    ")
@@ -201,7 +211,7 @@ def platform(zone, header, nodes, net=NET):
         out.append(f'    <router id="{n["name"]}-bridge"/>')
         out.append(f'    <link id="{n["name"]}-nic" bandwidth="{net["nic_bw"]}" '
                    f'latency="{net["nic_lat"]}" sharing_policy="SPLITDUPLEX"/>')
-        routes.append(f'    <route src="{n["name"]}-bridge" dst="switch">'
+        routes.append(f'    <route src="{n["name"]}-bridge" dst="{n.get("switch", "switch")}">'
                       f'<link_ctn id="{n["name"]}-nic" direction="UP"/></route>')
         for c in n["containers"]:
             out += host_xml(c["host"], n["flops"], c["cores"], c["props"])
@@ -252,17 +262,49 @@ def openstack():
         NODE_TYPES["gpu-host"]["doc"] + [""] + GPU["doc"] + [""] + NET["doc"] + [
         "CPU containers: launch_latency 5 us, ESTIMATE of an OpenCL CPU runtime's enqueue cost."] + STORAGE_DOC + [
         "Memory is not isolated between co-located containers (the study): they share N-membus."]
+    return platform("openstack", header, study_nodes())
+
+
+def study_nodes(prefix="", switch="switch"):
+    """The study's eight nodes and their containers, names prefixed (a second site's copy)."""
     nodes = []
     for i in range(1, 6):
-        n = f"n{i}"
+        n = f"{prefix}n{i}"
         nodes.append(study_node(n, "i7-6700", [
             (f"{n}-cn6700-1", "CN-6700-1"), (f"{n}-cn6700-2a", "CN-6700-2"),
             (f"{n}-cn6700-2b", "CN-6700-2"), (f"{n}-cn6700-3", "CN-6700-3"),
             (f"{n}-cn6700-4", "CN-6700-4")]))
     for i in (6, 7):
-        nodes.append(study_node(f"n{i}", "i7-4790", [(f"n{i}-cn4790-4", "CN-4790-4")]))
-    nodes.append(study_node("g1", "gpu-host", [("g1-cngpu", "CN-GPU")]))
-    return platform("openstack", header, nodes)
+        nodes.append(study_node(f"{prefix}n{i}", "i7-4790", [(f"{prefix}n{i}-cn4790-4", "CN-4790-4")]))
+    nodes.append(study_node(f"{prefix}g1", "gpu-host", [(f"{prefix}g1-cngpu", "CN-GPU")]))
+    for n in nodes:
+        n["switch"] = switch
+    return nodes
+
+
+# Two sites (twosite()): the WAN between their gateways, defaults of the committed platform.
+# 10 ms one way: ESTIMATE for two data centres about 1,000 km apart (light in fibre covers
+# 1,000 km in 5 ms; fibre routes run 1.5-2x the great-circle distance). 1 Gbit/s: ESTIMATE, a
+# site uplink of the study's own Ethernet rate. validation/sites.py sweeps both.
+WAN_LATENCY = 0.010
+WAN_BANDWIDTH = 125e6
+
+
+def twosite(wan_latency=WAN_LATENCY, wan_bandwidth=WAN_BANDWIDTH):
+    """Two copies of the study's OpenStack LAN joined by one WAN link between their switches:
+    site A is openstack()'s cloud (same host names), site B the same nodes with "b-" in front."""
+    header = [
+        "Two OpenStack sites, each the study's cloud (openstack.xml: nodes, containers, 1 Gbps LAN),",
+        "joined by one wide-area link between their switches (routers switch and b-switch).",
+        "Written by platforms/make_platforms.py (function twosite(); --twosite writes other WANs).",
+        "Site A: the hosts of openstack.xml. Site B: the same with 'b-' in front (b-n1-cn6700-4, ...).",
+        f"WAN: {wan_latency:g} s one way, {wan_bandwidth:.6g} B/s each way (full duplex). Defaults",
+        "10 ms and 125 MB/s (1 Gbit/s): ESTIMATES, two data centres about 1,000 km apart (light in fibre:",
+        "5 ms per 1,000 km, routes 1.5-2x longer) and a site uplink at the study's Ethernet rate.",
+        "Everything else as openstack.xml (its header lists the sources).",
+    ]
+    nodes = study_nodes() + study_nodes("b-", "b-switch")
+    return platform("twosite", header, nodes, wan=(wan_latency, wan_bandwidth))
 
 
 def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, llc=None,
@@ -588,7 +630,21 @@ if __name__ == "__main__":
     ap.add_argument("--host-speed", type=float, default=SITE_HOST_SPEED,
                     help=f"with --sites: node speed, cycles/s ({SITE_HOST_SPEED:g})")
     ap.add_argument("--hostfile", help="with --sites: also write a hostfile, one line per node")
+    ap.add_argument("--twosite", action="store_true",
+                    help="two study clouds joined by a WAN (function twosite()), with --out, --wan-latency "
+                         f"and --wan-bandwidth (defaults here: {WAN_LATENCY:g} s, {WAN_BANDWIDTH:g} B/s)")
     a = ap.parse_args()
+    if a.twosite:
+        if a.sites is not None or a.probe or a.hostmap or not a.out:
+            ap.error("--twosite needs --out and goes without --sites, --probe and --hostmap")
+        lat = a.wan_latency if "--wan-latency" in sys.argv else WAN_LATENCY
+        bw = a.wan_bandwidth if "--wan-bandwidth" in sys.argv else WAN_BANDWIDTH
+        if lat < 0 or bw <= 0:
+            ap.error("--wan-latency >= 0 and --wan-bandwidth > 0")
+        with open(a.out, "w") as f:
+            f.write(twosite(lat, bw))
+        print(f"make_platforms.py: wrote {a.out}")
+        raise SystemExit(0)
     if a.sites is not None:
         if a.probe or a.hostmap or not a.out:
             ap.error("--sites needs --out and goes without --probe and --hostmap")
@@ -613,6 +669,6 @@ if __name__ == "__main__":
     if a.hostmap or a.out or a.hostfile:
         ap.error("--hostmap and --out go with --probe (or --sites)")
     for name, text in (("openstack.xml", openstack()), ("local.xml", local()),
-                       ("testbed.xml", testbed()), ("test-sim.xml", test_sim())):
+                       ("testbed.xml", testbed()), ("test-sim.xml", test_sim()), ("twosite.xml", twosite())):
         with open(os.path.join(HERE, name), "w") as f:
             f.write(text)

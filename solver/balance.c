@@ -37,6 +37,9 @@ struct dem_balance {
   int reps, n_after, cap;
   int after_pending;       /* the next measured interval follows a repartition */
   int failed;              /* the monitor ran out of memory */
+  const int *site;         /* HIER: site of each rank (platform.sites); NULL otherwise */
+  double site_threshold;   /* %, HIER: a site's share changes only beyond this */
+  int site_moves;          /* repartitions that changed the sites' shares */
 };
 
 const char *dem_balance_policy_name(const dem_balance_t *b) { return b->policy->name; }
@@ -88,6 +91,8 @@ dem_balance_t *dem_balance_create(const dem_scenario_t *sc, dem_sim_t *sim)
   }
   b->every = sc->repartition_every;
   b->threshold = sc->lambda_threshold;
+  if (strcmp(sc->partitioner, "HIER") == 0 && sc->n_site_list) b->site = sc->site;
+  b->site_threshold = sc->site_threshold;
   b->check_every = sc->metrics_every < b->every ? sc->metrics_every : b->every;
   b->cap = 16;
   b->weights = malloc((size_t)b->ranks * sizeof *b->weights);
@@ -195,17 +200,48 @@ static int record(dem_balance_t *b)
   return 0;
 }
 
+int dem_balance_hold_sites(const double *w_old, double *w_new, const int *site, int n, double threshold)
+{
+  int sites = 0;
+  for (int i = 0; i < n; i++)
+    if (site[i] + 1 > sites) sites = site[i] + 1;
+  double old_sum[DEM_MAX_HOSTS] = {0}, new_sum[DEM_MAX_HOSTS] = {0}, old_all = 0, new_all = 0;
+  for (int i = 0; i < n; i++) {
+    old_sum[site[i]] += w_old[i];
+    new_sum[site[i]] += w_new[i];
+    old_all += w_old[i];
+    new_all += w_new[i];
+  }
+  for (int k = 0; k < sites; k++) {
+    double share_old = old_sum[k] / old_all, share_new = new_sum[k] / new_all;
+    if (fabs(share_new / share_old - 1.0) * 100.0 > threshold) return 1;
+  }
+  /* held: each site keeps its sum, its ranks share it as the policy says */
+  for (int i = 0; i < n; i++) w_new[i] *= old_sum[site[i]] / new_sum[site[i]];
+  return 0;
+}
+
+/* The policy's (or the monitor's) new weights, the sites' shares held under HIER. */
+static void adopt(dem_balance_t *b)
+{
+  if (b->site && dem_balance_hold_sites(b->weights, b->w_new, b->site, b->ranks, b->site_threshold))
+    b->site_moves++;
+  memcpy(b->weights, b->w_new, (size_t)b->ranks * sizeof *b->weights);
+}
+
 int dem_balance_update_weights(dem_balance_t *b, long step)
 {
   if (b->failed) return -1;
   if (b->monitor) {
     /* the monitor's decision brought the weights; its next reports are of the new parts */
-    memcpy(b->weights, b->w_new, (size_t)b->ranks * sizeof *b->weights);
+    adopt(b);
     dem_monitor_repartitioned(b->monitor, step);
   } else if (b->have_loads && b->policy->update(b->state, b->weights, b->loads, b->ranks, b->lambda, b->w_new))
-    memcpy(b->weights, b->w_new, (size_t)b->ranks * sizeof *b->weights);
+    adopt(b);
   return record(b);
 }
+
+int dem_balance_site_moves(const dem_balance_t *b) { return b->site_moves; }
 
 void dem_balance_finish(dem_balance_t *b)
 {

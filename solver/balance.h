@@ -42,7 +42,16 @@ const double *dem_balance_lambda_after(const dem_balance_t *b, int *n);
 /* The oscillation metric of this run's weights (see dem_balance_oscillation). */
 double dem_balance_weight_oscillation(const dem_balance_t *b);
 
+/* HIER: repartitions whose weights changed the sites' shares of the work. */
+int dem_balance_site_moves(const dem_balance_t *b);
+
 /* Pure helpers, tested against hand-computed values. */
+/* Cross-site hysteresis (HIER): site[i] is rank i's site (0, 1, ...). When no site's share of
+ * the total weight (sum over its ranks / sum over all) moves from w_old to w_new by more than
+ * threshold % of itself, w_new is rescaled site by site so that each site keeps w_old's sum
+ * (the ranks of a site still share it as w_new says) and 0 is returned; otherwise w_new is left
+ * as it is and 1 returned (the plane between the sites moves). */
+int dem_balance_hold_sites(const double *w_old, double *w_new, const int *site, int n, double threshold);
 double dem_balance_imbalance(const double *load, int n);
 /* Weight oscillation of a sequence of weights: w[k * n + i] is rank i's weight after
  * repartition k (k = 0: before the first; weights sum to n, so 1 is the average rank's).

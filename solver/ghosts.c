@@ -47,6 +47,7 @@
 #include "grid.h"
 #include "parallel.h"
 #include "particles.h"
+#include "scenario.h"
 #include "partition.h"
 #include "simulation.h"
 #include "timers.h"
@@ -86,6 +87,7 @@ struct dem_ghosts {
   double comm_time;    /* s, MPI time of the per-step exchanges */
   dem_grid_t *grid;    /* the owned particles' cells (registration without part boxes) */
   dem_ghosts_stats_t stats;
+  const int *site;     /* site of each rank (platform.sites), or NULL: one site */
 };
 
 
@@ -122,6 +124,7 @@ dem_ghosts_t *dem_ghosts_create(dem_sim_t *sim, char *err, size_t errlen)
   }
   g->rank = sim->rank;
   g->ranks = sim->ranks;
+  g->site = sim->sc->n_site_list ? sim->sc->site : NULL;
   size_t r = (size_t)g->ranks;
   g->to_rank = calloc(r, sizeof *g->to_rank);
   g->to_first = calloc(r, sizeof *g->to_first);
@@ -347,6 +350,16 @@ static int near_any(const dem_grid_t *grid, const double *pos, const double *x, 
   return 0;
 }
 
+/* Sends through the exchange, counting the bytes that leave this rank's site (the WAN's). */
+static int send(dem_ghosts_t *g, const void *buf, size_t bytes, int to, int tag)
+{
+  if (g->site && g->site[to] != g->site[g->rank]) {
+    g->stats.wan_bytes += (double)bytes;
+    if (tag == TAG_STATE) g->stats.wan_state_bytes += (double)bytes;
+  }
+  return dem_parallel_xchg_send(g->xchg, buf, bytes, to, tag);
+}
+
 /* Posts one message per rank with a nonzero count (count[r] items of `size` bytes at
  * buf + first[r] items): receives when `recv`, else sends. */
 static int post(dem_ghosts_t *g, char *buf, const int *count, const size_t *first, size_t size, int tag, int recv)
@@ -356,7 +369,7 @@ static int post(dem_ghosts_t *g, char *buf, const int *count, const size_t *firs
     if (r == g->rank || count[r] == 0) continue;
     char *b = buf + first[r] * size;
     size_t bytes = (size_t)count[r] * size;
-    bad |= recv ? dem_parallel_xchg_recv(g->xchg, b, bytes, r, tag) : dem_parallel_xchg_send(g->xchg, b, bytes, r, tag);
+    bad |= recv ? dem_parallel_xchg_recv(g->xchg, b, bytes, r, tag) : send(g, b, bytes, r, tag);
   }
   return bad;
 }
@@ -485,8 +498,8 @@ static int ghost_exchange_registration(dem_ghosts_t *g, dem_sim_t *sim, char *er
     memcpy(b + 8, p->omega + 3 * i, 3 * sizeof(double));
   }
   for (int k = 0; k < g->n_to; k++)
-    if (dem_parallel_xchg_send(g->xchg, g->send_buf + REG_DOUBLES * g->to_first[k],
-                               REG_DOUBLES * g->to_count[k] * sizeof(double), g->to_rank[k], TAG_REGISTER))
+    if (send(g, g->send_buf + REG_DOUBLES * g->to_first[k], REG_DOUBLES * g->to_count[k] * sizeof(double),
+             g->to_rank[k], TAG_REGISTER))
       bad = 1;
   dem_parallel_xchg_wait(g->xchg);
   dem_parallel_max_int(&bad, 1);
@@ -611,8 +624,8 @@ int dem_ghosts_exchange_finish(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_
   }
   double t2 = dem_clock_now();
   for (int k = 0; k < g->n_to; k++)
-    bad |= dem_parallel_xchg_send(g->xchg, g->send_buf + STATE_DOUBLES * g->to_first[k],
-                                  STATE_DOUBLES * g->to_count[k] * sizeof(double), g->to_rank[k], TAG_STATE);
+    bad |= send(g, g->send_buf + STATE_DOUBLES * g->to_first[k], STATE_DOUBLES * g->to_count[k] * sizeof(double),
+                g->to_rank[k], TAG_STATE);
   dem_timer_start(&sim->timers, DEM_T_WAIT);
   dem_parallel_xchg_wait(g->xchg);
   dem_timer_stop(&sim->timers, DEM_T_WAIT);

@@ -48,6 +48,8 @@ typedef struct dem_ghosts_stats {
   double steps;       /* steps whose ghosts were exchanged or registered again */
   double ghosts;      /* ghosts held, summed over those steps */
   double bytes;       /* bytes of ghost messages sent plus received (every step's and the registrations') */
+  double wan_bytes;   /* bytes of ghost messages sent to another site's ranks (platform.sites) */
+  double wan_state_bytes; /* of those, the per-step exchanges' (the registrations' are the rest) */
 } dem_ghosts_stats_t;
 void dem_ghosts_stats(const dem_ghosts_t *g, dem_ghosts_stats_t *st);
 double dem_ghosts_comm_time(const dem_ghosts_t *g); /* s, total time in MPI calls of the exchange */

@@ -480,16 +480,15 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
   dem_scenario_t *now = malloc(sizeof *now);
   dem_failure_log_t *log = malloc(sizeof *log);
   char **args = calloc(MAX_ARGS, sizeof *args);
-  static char hosts[DEM_MAX_HOSTS * DEM_NAME_MAX + 32], ranks[32], attempt[32], restart[DEM_PATH_MAX + 32];
+  static char hosts[DEM_MAX_HOSTS * DEM_NAME_MAX + 32], sites[DEM_MAX_HOSTS * 4 + 32], ranks[32], attempt[32],
+      restart[DEM_PATH_MAX + 32];
   const dem_failure_loss_t *l = NULL;
   int from_dir = 0; /* DIR/checkpoint.h5 holds the state to restart from */
   if (now) *now = *s;
   for (int k = cli->attempt + 1; rc == 1 && now && log && args && dem_failure_log_read(s->out_dir, log) == 0 &&
                                  (l = dem_failure_log_loss(log, k - 1)) != NULL; k++) {
-    int n = 0, used = now->ranks < now->n_hosts ? now->ranks : now->n_hosts;
-    for (int r = 0; r < used; r++)
-      if (strcmp(now->hosts[r], l->host)) memmove(now->hosts[n++], now->hosts[r], DEM_NAME_MAX);
-    now->n_hosts = now->ranks = n;
+    dem_scenario_drop_host(now, l->host);
+    int n = now->ranks;
     fprintf(stderr, "demsim: container %s lost at %.4g s (step %ld); restarting on %d from step %ld\n", l->host, l->at,
             l->step, n, l->checkpoint_step);
     int m = snprintf(hosts, sizeof hosts, "platform.hosts=");
@@ -499,9 +498,13 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
     snprintf(restart, sizeof restart, "%s/checkpoint.h5", s->out_dir);
     int a = 0;
     for (int i = 0; i < argc && a < MAX_ARGS - 10; i++) args[a++] = argv[i];
-    const char *more[] = {"--set", hosts, "--set", ranks, "--attempt", attempt, "--restart", restart};
+    m = snprintf(sites, sizeof sites, "platform.sites=");
+    for (int r = 0; r < now->n_site_list; r++) m += snprintf(sites + m, sizeof sites - (size_t)m, "%s%d", r ? "," : "", now->site[r]);
+    const char *more[] = {"--set", hosts, "--set", ranks, "--attempt", attempt, "--restart", restart, "--set", sites};
     from_dir |= l->written; /* or the attempt that was lost began from it and wrote none */
-    for (int i = 0; i < (from_dir ? 8 : 6); i++) args[a++] = (char *)more[i];
+    for (int i = 0; i < 6; i++) args[a++] = (char *)more[i];
+    for (int i = 6; from_dir && i < 8; i++) args[a++] = (char *)more[i];
+    for (int i = 8; now->n_site_list && i < 10; i++) args[a++] = (char *)more[i];
     args[a] = NULL;
     rc = launch_once(a, args, now, cli);
   }

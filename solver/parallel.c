@@ -22,6 +22,20 @@ static MPI_Comm comm(void) { return use_self ? MPI_COMM_SELF : split ? app_comm 
 
 MPI_Comm dem_parallel_comm(void) { return comm(); }
 
+MPI_Comm dem_parallel_comm_split(int color)
+{
+  int me = 0;
+  MPI_Comm c = MPI_COMM_NULL;
+  MPI_Comm_rank(comm(), &me);
+  MPI_Comm_split(comm(), color, me, &c);
+  return c;
+}
+
+void dem_parallel_comm_free(MPI_Comm *c)
+{
+  if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+}
+
 int dem_parallel_split_servers(int app_ranks)
 {
   int me = 0;

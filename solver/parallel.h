@@ -60,6 +60,10 @@ long dem_parallel_world_recv(void *buf, long max, int src, int *from);
 #ifdef MPI_VERSION
 /* The application's communicator, for the one other MPI user (Zoltan, partition.c). */
 MPI_Comm dem_parallel_comm(void);
+/* Collective: the ranks of the application's communicator with the same color, in rank order
+ * (a site's ranks, for Zoltan within the site); dem_parallel_comm_free releases it. */
+MPI_Comm dem_parallel_comm_split(int color);
+void dem_parallel_comm_free(MPI_Comm *c);
 #endif
 
 /* Tests only: 1 makes every call above work on this rank alone (MPI_COMM_SELF), so that a

@@ -50,6 +50,7 @@
 #include "error.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,17 +94,19 @@ typedef struct partitioner {
   const char *params[8][2];
   conn_t conn;
   int boxes;               /* part boxes for ghosts.c (Zoltan_RCB_Box) */
+  int hier;                /* LB_METHOD HIER: RCB across the sites, then RCB within each */
 } partitioner_t;
 
 static const partitioner_t partitioners[] = {
   {"RCB", {{"LB_METHOD", "RCB"}, {"RCB_REUSE", "1"}, {"KEEP_CUTS", "1"}, {"RCB_OUTPUT_LEVEL", "0"},
-           {"CHECK_GEOM", "0"}}, CONN_NONE, 1},
-  {"RIB", {{"LB_METHOD", "RIB"}, {"RIB_OUTPUT_LEVEL", "0"}, {"CHECK_GEOM", "0"}}, CONN_NONE, 0},
-  {"HSFC", {{"LB_METHOD", "HSFC"}}, CONN_NONE, 0},
+           {"CHECK_GEOM", "0"}}, CONN_NONE, 1, 0},
+  {"RIB", {{"LB_METHOD", "RIB"}, {"RIB_OUTPUT_LEVEL", "0"}, {"CHECK_GEOM", "0"}}, CONN_NONE, 0, 0},
+  {"HSFC", {{"LB_METHOD", "HSFC"}}, CONN_NONE, 0, 0},
   {"PHG", {{"LB_METHOD", "HYPERGRAPH"}, {"HYPERGRAPH_PACKAGE", "PHG"}, {"LB_APPROACH", "REPARTITION"},
-           {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_HYPERGRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_HYPERGRAPH, 0},
+           {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_HYPERGRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_HYPERGRAPH, 0, 0},
   {"GRAPH", {{"LB_METHOD", "GRAPH"}, {"GRAPH_PACKAGE", "PHG"}, {"LB_APPROACH", "REPARTITION"},
-             {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_GRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_GRAPH, 0},
+             {"PHG_OUTPUT_LEVEL", "0"}, {"CHECK_GRAPH", "0"}, {"EDGE_WEIGHT_DIM", "0"}}, CONN_GRAPH, 0, 0},
+  {"HIER", {{"LB_METHOD", "HIER"}, {"HIER_DEBUG_LEVEL", "0"}}, CONN_NONE, 0, 1},
 };
 
 /* a particle's owner, for the graph's neighbour processes */
@@ -129,7 +132,18 @@ struct dem_partition {
   size_t imported;          /* particles unpacked by the last migration */
   size_t migrated_bytes;    /* bytes of the records it packed and unpacked */
   size_t packed_bytes;      /* of those, packed (sent) */
+  size_t packed_wan_bytes;  /* of those, sent to another site's rank (platform.sites) */
   int *procs;               /* one entry per rank, for Zoltan_LB_Box_Assign */
+  int hier_part[2];         /* HIER: this rank's site, and its index among its site's ranks */
+  /* HIER between cross-site repartitions: RCB over this site's ranks only (its communicator) */
+  struct Zoltan_Struct *zz_site;
+  MPI_Comm site_comm;
+  int *site_ranks;          /* application rank of each rank of the site communicator */
+  int n_site_ranks;
+  double *site_share;       /* each site's share of the weights at the last cross-site partition */
+  int n_sites;
+  struct Zoltan_Struct *zz_now; /* the Zoltan_Struct of the repartition under way */
+  const int *dest_rank;     /* its processes' application ranks (NULL: the same numbers) */
 };
 
 /* the export lists, as Zoltan returned them */
@@ -329,13 +343,16 @@ static void cb_pack_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR
 {
   dem_partition_t *pt = data;
   const dem_particles_t *p = pt->sim->p;
-  (void)ngid; (void)nlid; (void)gids; (void)dest;
+  const int *site = pt->sim->sc->n_site_list ? pt->sim->sc->site : NULL;
+  (void)ngid; (void)nlid; (void)gids;
   for (int k = 0; k < num; k++) {
     size_t i = (size_t)lids[k];
     pack_one(p, i, buf + index[k]);
     pt->exported[i] = 1;
     pt->migrated_bytes += (size_t)sizes[k];
     pt->packed_bytes += (size_t)sizes[k];
+    int to = pt->dest_rank ? pt->dest_rank[dest[k]] : dest[k];
+    if (site && site[to] != site[pt->rank]) pt->packed_wan_bytes += (size_t)sizes[k];
   }
   *ierr = ZOLTAN_OK;
 }
@@ -385,6 +402,42 @@ static void cb_unpack_multi(void *data, int ngid, int num, ZOLTAN_ID_PTR gids, i
   *ierr = ZOLTAN_OK;
 }
 
+/* HIER's two levels: level 0 cuts the domain into the sites (parts = site numbers, target sizes =
+ * the sums of their ranks' weights: Zoltan adds them up), level 1 each site into its ranks. */
+static int cb_hier_levels(void *data, int *ierr)
+{
+  (void)data;
+  *ierr = ZOLTAN_OK;
+  return 2;
+}
+
+static int cb_hier_part(void *data, int level, int *ierr)
+{
+  const dem_partition_t *pt = data;
+  *ierr = ZOLTAN_OK;
+  return pt->hier_part[level != 0];
+}
+
+/* RCB at both levels: one plane between two sites, RCB's usual cuts inside a site.
+ * HIER sends a level's objects to the processes Zoltan's export lists name, and the next level
+ * takes them as its own: with fewer parts than processes, Zoltan spreads part k over a block of
+ * consecutive processes of equal size, which straddles two sites unless the sites are all of
+ * one size. At level 0 each site's part therefore lives on its first rank only
+ * (NUM_LOCAL_PARTS 1 there, 0 elsewhere; scenario.c numbers the sites in the order of their
+ * first ranks, so that part k is site k): its objects all reach the site, and level 1 spreads
+ * them over its ranks. */
+static void cb_hier_method(void *data, int level, struct Zoltan_Struct *zz, int *ierr)
+{
+  const dem_partition_t *pt = data;
+  char tol[32];
+  snprintf(tol, sizeof tol, "%.17g", pt->sim->sc->zoltan_imbalance_tol);
+  int bad = Zoltan_Set_Param(zz, "LB_METHOD", "RCB") || Zoltan_Set_Param(zz, "RCB_OUTPUT_LEVEL", "0") ||
+            Zoltan_Set_Param(zz, "CHECK_GEOM", "0") || Zoltan_Set_Param(zz, "IMBALANCE_TOL", tol) ||
+            Zoltan_Set_Param(zz, "DEBUG_LEVEL", "0");
+  if (!bad && level == 0) bad = Zoltan_Set_Param(zz, "NUM_LOCAL_PARTS", pt->hier_part[1] == 0 ? "1" : "0");
+  *ierr = bad ? ZOLTAN_FATAL : ZOLTAN_OK;
+}
+
 /* ---- life cycle ------------------------------------------------------------------------ */
 
 static int set_param(struct Zoltan_Struct *zz, const char *name, const char *value, char *err, size_t errlen)
@@ -394,10 +447,12 @@ static int set_param(struct Zoltan_Struct *zz, const char *name, const char *val
   return 0;
 }
 
-/* A Zoltan_Struct running partitioner d over pt's particles. NULL with a message. */
-static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t *d, char *err, size_t errlen)
+/* A Zoltan_Struct running partitioner d over pt's particles on the ranks of comm. NULL with a
+ * message. */
+static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t *d, MPI_Comm comm, char *err,
+                                        size_t errlen)
 {
-  struct Zoltan_Struct *zz = Zoltan_Create(dem_parallel_comm());
+  struct Zoltan_Struct *zz = Zoltan_Create(comm);
   if (!zz) {
     dem_fail(err, errlen, "Zoltan_Create failed");
     return NULL;
@@ -425,6 +480,9 @@ static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t
           Zoltan_Set_Mid_Migrate_PP_Fn(zz, cb_mid_migrate, pt) || Zoltan_Set_Unpack_Obj_Multi_Fn(zz, cb_unpack_multi, pt);
   if (!bad && d->conn == CONN_NONE)
     bad = Zoltan_Set_Num_Geom_Fn(zz, cb_num_geom, pt) || Zoltan_Set_Geom_Multi_Fn(zz, cb_geom_multi, pt);
+  if (!bad && d->hier)
+    bad = Zoltan_Set_Hier_Num_Levels_Fn(zz, cb_hier_levels, pt) || Zoltan_Set_Hier_Part_Fn(zz, cb_hier_part, pt) ||
+          Zoltan_Set_Hier_Method_Fn(zz, cb_hier_method, pt);
   if (!bad && d->conn == CONN_HYPERGRAPH)
     bad = Zoltan_Set_HG_Size_CS_Fn(zz, cb_hg_size_cs, pt) || Zoltan_Set_HG_CS_Fn(zz, cb_hg_cs, pt);
   if (!bad && d->conn == CONN_GRAPH)
@@ -438,6 +496,26 @@ static struct Zoltan_Struct *zoltan_for(dem_partition_t *pt, const partitioner_t
   return zz;
 }
 
+/* HIER: the communicator of this rank's site and RCB over it, for the repartitions that keep
+ * the sites' shares (collective). 0, or -1 with a message. */
+static int site_level_create(dem_partition_t *pt, char *err, size_t errlen)
+{
+  const int *site = pt->sim->sc->site;
+  for (int r = 0; r < pt->ranks; r++)
+    if (site[r] + 1 > pt->n_sites) pt->n_sites = site[r] + 1;
+  pt->site_ranks = malloc((size_t)pt->ranks * sizeof *pt->site_ranks);
+  pt->site_share = calloc((size_t)pt->n_sites, sizeof *pt->site_share);
+  pt->site_comm = dem_parallel_comm_split(pt->hier_part[0]);
+  if (!pt->site_ranks || !pt->site_share || pt->site_comm == MPI_COMM_NULL)
+    return dem_fail(err, errlen, "out of memory (partition, sites)");
+  int m = 0;
+  for (int r = 0; r < pt->ranks; r++)
+    if (site[r] == pt->hier_part[0]) pt->site_ranks[m++] = r;
+  pt->n_site_ranks = m;
+  pt->zz_site = zoltan_for(pt, &partitioners[0], pt->site_comm, err, errlen);
+  return pt->zz_site ? 0 : -1;
+}
+
 dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
 {
   dem_partition_t *pt = calloc(1, sizeof *pt);
@@ -448,6 +526,7 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
   pt->sim = sim;
   pt->rank = sim->rank;
   pt->ranks = sim->ranks;
+  pt->site_comm = MPI_COMM_NULL; /* (not 0 in every MPI) */
   for (size_t k = 0; k < sizeof partitioners / sizeof partitioners[0]; k++)
     if (strcmp(partitioners[k].name, sim->sc->partitioner) == 0) pt->desc = &partitioners[k];
   if (!pt->desc) {
@@ -457,6 +536,11 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
     return NULL;
   }
   if (pt->ranks == 1) return pt;
+  if (sim->sc->n_site_list) {
+    const int *site = sim->sc->site;
+    pt->hier_part[0] = site[pt->rank];
+    for (int r = 0; r < pt->rank; r++) pt->hier_part[1] += site[r] == site[pt->rank];
+  }
 
   pt->procs = malloc((size_t)pt->ranks * sizeof *pt->procs);
   if (!pt->procs) {
@@ -471,8 +555,10 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
     return NULL;
   }
   /* a connectivity partitioner keeps RCB (partitioners[0]) for when no neighbour lists exist */
-  pt->zz = zoltan_for(pt, pt->desc, err, errlen);
-  if (pt->zz && pt->desc->conn != CONN_NONE) pt->zz_geo = zoltan_for(pt, &partitioners[0], err, errlen);
+  pt->zz = zoltan_for(pt, pt->desc, dem_parallel_comm(), err, errlen);
+  if (pt->zz && pt->desc->conn != CONN_NONE)
+    pt->zz_geo = zoltan_for(pt, &partitioners[0], dem_parallel_comm(), err, errlen);
+  if (pt->zz && pt->desc->hier && site_level_create(pt, err, errlen)) Zoltan_Destroy(&pt->zz);
   if (!pt->zz || (pt->desc->conn != CONN_NONE && !pt->zz_geo)) {
     dem_partition_destroy(&pt);
     return NULL;
@@ -485,6 +571,10 @@ void dem_partition_destroy(dem_partition_t **pt)
   if (!*pt) return;
   if ((*pt)->zz) Zoltan_Destroy(&(*pt)->zz);
   if ((*pt)->zz_geo) Zoltan_Destroy(&(*pt)->zz_geo);
+  if ((*pt)->zz_site) Zoltan_Destroy(&(*pt)->zz_site);
+  dem_parallel_comm_free(&(*pt)->site_comm);
+  free((*pt)->site_ranks);
+  free((*pt)->site_share);
   free((*pt)->exported);
   free((*pt)->procs);
   free((*pt)->adj_first);
@@ -557,6 +647,25 @@ static int build_adjacency(dem_partition_t *pt, size_t n_ghost, int count)
 
 /* ---- repartition + migration ----------------------------------------------------------- */
 
+/* HIER: 1 when the sites' shares of the weights differ from those of the last cross-site
+ * partition (and then records them), or no cross-site partition happened yet. The weights are
+ * the same on every rank, so every rank answers the same. */
+static int shares_moved(dem_partition_t *pt, const double *weights)
+{
+  double share[DEM_MAX_HOSTS] = {0}, all = 0;
+  for (int r = 0; r < pt->ranks; r++) {
+    share[pt->sim->sc->site[r]] += weights[r];
+    all += weights[r];
+  }
+  int moved = pt->calls == 0;
+  for (int k = 0; k < pt->n_sites; k++) {
+    share[k] /= all;
+    moved |= fabs(share[k] - pt->site_share[k]) > 1e-9 * share[k];
+  }
+  if (moved) memcpy(pt->site_share, share, (size_t)pt->n_sites * sizeof *share);
+  return moved;
+}
+
 /* Zoltan_LB_Partition with target part sizes `weights` (collective): the export lists in *e.
  * A connectivity partitioner with no neighbour lists anywhere (before the first contact search,
  * or particles all apart) has nothing to cut but would still have to balance: RCB decides then.
@@ -575,8 +684,19 @@ static int partition_lists(dem_partition_t *pt, dem_sim_t *sim, const double *we
     dem_parallel_sum_long(&edges, 1);
     if (edges == 0) zz = pt->zz_geo;
   }
+  /* HIER: across the sites only when their shares moved (balance.c holds them otherwise) */
+  int part = pt->rank, idx = 0, ranks = pt->ranks;
+  double particles = (double)sim->total_particles;
+  pt->dest_rank = NULL;
+  if (pt->desc->hier && !shares_moved(pt, weights)) {
+    zz = pt->zz_site;
+    part = pt->hier_part[1];
+    pt->dest_rank = pt->site_ranks;
+    ranks = pt->n_site_ranks;
+    particles *= pt->site_share[pt->hier_part[0]];
+  }
+  pt->zz_now = zz;
   /* target part sizes: this rank states its own part's size (Zoltan gathers them) */
-  int part = pt->rank, idx = 0;
   float size = (float)weights[pt->rank];
   if (Zoltan_LB_Set_Part_Sizes(zz, 1, -1, NULL, NULL, NULL) != ZOLTAN_OK ||
       Zoltan_LB_Set_Part_Sizes(zz, 1, 1, &part, &idx, &size) != ZOLTAN_OK)
@@ -589,7 +709,7 @@ static int partition_lists(dem_partition_t *pt, dem_sim_t *sim, const double *we
   int rc = Zoltan_LB_Partition(zz, &changes, &ngid, &nlid, &nimp, &igids, &ilids, &iprocs, &iparts, &e->n,
                                &e->gids, &e->lids, &e->procs, &e->parts);
   if (pt->calls > 0) pt->stats.wall_partition_s += dem_clock_wall() - wall;
-  dem_work_t w = {.kind = DEM_WORK_PARTITION, .particles = (double)sim->total_particles, .ranks = pt->ranks};
+  dem_work_t w = {.kind = DEM_WORK_PARTITION, .particles = particles, .ranks = ranks};
   dem_clock_charge(&w);
   Zoltan_LB_Free_Part(&igids, &ilids, &iprocs, &iparts);
   bad = rc != ZOLTAN_OK && rc != ZOLTAN_WARN;
@@ -636,7 +756,7 @@ static int migrate(dem_partition_t *pt, dem_sim_t *sim, exports_t *e, char *err,
     /* this round's slice of the lists (the lists themselves in one round; none past their end) */
 #define SLICE(list) (first == 0 ? (list) : count > 0 ? (list) + first : NULL)
     rc = bad ? ZOLTAN_MEMERR
-             : Zoltan_Migrate(pt->zz, -1, NULL, NULL, NULL, NULL, (int)count, SLICE(e->gids), SLICE(e->lids),
+             : Zoltan_Migrate(pt->zz_now, -1, NULL, NULL, NULL, NULL, (int)count, SLICE(e->gids), SLICE(e->lids),
                               SLICE(e->procs), SLICE(e->parts));
 #undef SLICE
     removed += (size_t)count;
@@ -681,6 +801,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   pt->imported = 0;
   pt->migrated_bytes = 0;
   pt->packed_bytes = 0;
+  pt->packed_wan_bytes = 0;
   int rc = migrate(pt, sim, &e, err, errlen);
   int nexp = e.n;
   Zoltan_LB_Free_Part(&e.gids, &e.lids, &e.procs, &e.parts);
@@ -697,6 +818,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
     pt->stats.migrate_s += dem_clock_now() - t1;
     pt->stats.sent_particles += (double)nexp;
     pt->stats.sent_bytes += (double)pt->packed_bytes;
+    pt->stats.sent_wan_bytes += (double)pt->packed_wan_bytes;
   }
 
   if (dem_engine_resize(sim->engine) || dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n))

@@ -1,5 +1,5 @@
 /* Domain decomposition with Zoltan (the only module that calls Zoltan): the partitioner named
- * by run.partitioner (RCB, RIB, HSFC, PHG, GRAPH; one descriptor each in partition.c), target
+ * by run.partitioner (RCB, RIB, HSFC, PHG, GRAPH, HIER; one descriptor each in partition.c), target
  * part sizes = the balancing weights (Zoltan_LB_Set_Part_Sizes); particles migrate with
  * Zoltan_Migrate and take their contact history with them; RCB's part boxes serve ghost
  * registration, the other partitioners leave it to ghosts.c's box-free path. Part r is owned
@@ -44,6 +44,7 @@ typedef struct dem_partition_stats {
   double migrate_s;        /* s, migration (Zoltan_Migrate, packing) */
   double wall_partition_s; /* s of real time in Zoltan_LB_Partition (under SMPI all ranks share one core) */
   double sent_particles, sent_bytes; /* exported by this rank, summed */
+  double sent_wan_bytes;   /* of sent_bytes, those to another site's ranks (platform.sites) */
   /* the neighbour structure at each repartition, before it (the partition of the interval that
    * ends): slots of owned particles naming another particle, and those naming one owned by
    * another rank (an edge cut counts each crossing pair twice, once per side) */

@@ -71,7 +71,10 @@ static const key_def_t keys[] = {
   {"run.policy", K_STRING, OFF(policy), SZ(policy), 0, 0, 0, "", "load-balancing policy (scenarios/README.md)", "NOW|RW|RW5|EWMA|PI|RUPER"},
   {"run.partitioner", K_STRING, OFF(partitioner), SZ(partitioner), 0, 0, 0, "",
    "domain decomposition (Zoltan): RCB, RIB, HSFC geometric; PHG hypergraph and GRAPH (over PHG) from the neighbour "
-   "lists (scenarios/README.md)", "RCB|RIB|HSFC|PHG|GRAPH"},
+   "lists; HIER across the sites of platform.sites, then within each (scenarios/README.md)", "RCB|RIB|HSFC|PHG|GRAPH|HIER"},
+  {"run.site_threshold", K_DOUBLE, OFF(site_threshold), 0, 0, BIG, 0, "%",
+   "HIER: a site's share of the work changes only when the policy moves it by more than this (WAN migrations "
+   "are dear)", NULL},
   {"run.repartition_every", K_LONG, OFF(repartition_every), 0, 0, 1e15, 1, "steps", "repartition period", NULL},
   {"run.lambda_threshold", K_DOUBLE, OFF(lambda_threshold), 0, 0, BIG, 0, "%",
    "imbalance that triggers an extra repartition (0: never)", NULL},
@@ -130,6 +133,8 @@ static const key_def_t keys[] = {
 
 static const char *list_keys_help[][2] = {
   {"platform.hosts", "list of container hosts, one per rank (rank r runs on hosts[r])"},
+  {"platform.sites", "list of site numbers 0, 1, ..., one per host of platform.hosts (run.partitioner = \"HIER\"; "
+                     "summary.json counts the bytes between sites)"},
   {"stress", "list of co-located loads: ( { host = \"...\"; kind = \"vm\"|\"cpu\"; workers = 2; "
              "bytes = 2e9; start = 0.0; on = 0.0; off = 0.0; } )"},
 };
@@ -172,6 +177,7 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->repartition_every = 1000;
   s->lambda_threshold = 0.0;
   s->rw5_threshold = 5.0;
+  s->site_threshold = 10.0;
   s->ewma_alpha = 0.5;
   s->pi_kp = 1.0;
   s->pi_ki = 0.3;
@@ -322,6 +328,24 @@ static int read_stress(dem_scenario_t *s, config_setting_t *set, const char *fil
   return 0;
 }
 
+static int read_sites(dem_scenario_t *s, config_setting_t *set, const char *where, char *err, size_t errlen)
+{
+  if (config_setting_type(set) != CONFIG_TYPE_ARRAY && config_setting_type(set) != CONFIG_TYPE_LIST)
+    return dem_fail(err, errlen, "%s: key 'platform.sites': expected a list of site numbers [0, 0, 1]", where);
+  int n = config_setting_length(set);
+  if (n > DEM_MAX_HOSTS) return dem_fail(err, errlen, "%s: key 'platform.sites': at most %d entries", where, DEM_MAX_HOSTS);
+  for (int i = 0; i < n; i++) {
+    config_setting_t *e = config_setting_get_elem(set, (unsigned)i);
+    if (config_setting_type(e) != CONFIG_TYPE_INT || config_setting_get_int(e) < 0 ||
+        config_setting_get_int(e) >= DEM_MAX_HOSTS)
+      return dem_fail(err, errlen, "%s: key 'platform.sites' item %d: expected a site number 0..%d (integer)", where, i,
+                      DEM_MAX_HOSTS - 1);
+    s->site[i] = config_setting_get_int(e);
+  }
+  s->n_site_list = n;
+  return 0;
+}
+
 /* Walks the settings of a file, dispatching each scalar to the key table. */
 static int walk(dem_scenario_t *s, config_setting_t *group, const char *prefix, const char *file, char *err,
                 size_t errlen)
@@ -334,6 +358,10 @@ static int walk(dem_scenario_t *s, config_setting_t *group, const char *prefix, 
     int t = config_setting_type(set);
     if (strcmp(path, "platform.hosts") == 0) {
       if (read_hosts(s, set, where, err, errlen)) return -1;
+      continue;
+    }
+    if (strcmp(path, "platform.sites") == 0) {
+      if (read_sites(s, set, where, err, errlen)) return -1;
       continue;
     }
     if (strcmp(path, "stress") == 0) {
@@ -546,6 +574,21 @@ int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_
     s->n_hosts = count;
     return 0;
   }
+  if (strcmp(key, "platform.sites") == 0) {
+    int count = 0;
+    for (const char *c = val; *c && count < DEM_MAX_HOSTS;) {
+      char *end = NULL;
+      errno = 0;
+      long v = strtol(c, &end, 10);
+      if (end == c || (*end && *end != ',') || errno || v < 0 || v >= DEM_MAX_HOSTS)
+        return dem_fail(err, errlen, "%s: expected site numbers 0..%d separated by commas, got '%s'", where,
+                        DEM_MAX_HOSTS - 1, val);
+      s->site[count++] = (int)v;
+      c = *end ? end + 1 : end;
+    }
+    s->n_site_list = count;
+    return 0;
+  }
   const key_def_t *k = find_key(key);
   if (!k) return dem_fail(err, errlen, "%s: unknown key '%s' (`demsim keys` lists the valid ones)", where, key);
   if (k->type == K_STRING) return store_string(s, k, val, where, err, errlen);
@@ -649,6 +692,48 @@ static int validate_failure(const dem_scenario_t *s, const char *f, char *err, s
   return 0;
 }
 
+void dem_scenario_drop_host(dem_scenario_t *s, const char *host)
+{
+  int n = 0, used = s->ranks < s->n_hosts ? s->ranks : s->n_hosts;
+  for (int r = 0; r < used; r++)
+    if (strcmp(s->hosts[r], host)) {
+      if (s->n_site_list) s->site[n] = s->site[r];
+      memmove(s->hosts[n++], s->hosts[r], DEM_NAME_MAX);
+    }
+  s->n_hosts = s->ranks = n;
+  if (!s->n_site_list) return;
+  s->n_site_list = n;
+  int map[DEM_MAX_HOSTS] = {0}, next = 0; /* the sites left, numbered in their old order */
+  for (int i = 0; i < n; i++) map[s->site[i]] = 1;
+  for (int k = 0; k < DEM_MAX_HOSTS; k++) map[k] = map[k] ? next++ : -1;
+  for (int i = 0; i < n; i++) s->site[i] = map[s->site[i]];
+}
+
+/* platform.sites: one site per host, numbered 0, 1, ... in the order of the ranks' hosts;
+ * HIER needs them. */
+static int validate_sites(const dem_scenario_t *s, const char *f, char *err, size_t errlen)
+{
+  int hier = strcmp(s->partitioner, "HIER") == 0;
+  if (!s->n_site_list) {
+    if (hier && s->ranks > 1)
+      return dem_fail(err, errlen, "%s: key 'platform.sites': run.partitioner = \"HIER\" needs the site of each "
+                      "container of platform.hosts, e.g. [0, 0, 1, 1]", f);
+    return 0;
+  }
+  if (s->n_site_list != s->n_hosts)
+    return dem_fail(err, errlen, "%s: key 'platform.sites': %d entries, expected one per container of "
+                    "platform.hosts (%d)", f, s->n_site_list, s->n_hosts);
+  /* numbered in the order of their first ranks, without gaps: the ranks' first site is 0, and
+   * each site number is at most one above the highest before it (partition.c relies on it) */
+  for (int r = 0, top = -1; r < s->ranks; r++) {
+    if (s->site[r] > top + 1)
+      return dem_fail(err, errlen, "%s: key 'platform.sites' item %d = %d: expected sites numbered 0, 1, ... in the "
+                      "order of their first containers (at most %d here)", f, r, s->site[r], top + 1);
+    if (s->site[r] > top) top = s->site[r];
+  }
+  return 0;
+}
+
 int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
 {
   const char *f = s->file[0] ? s->file : "(defaults)";
@@ -693,6 +778,7 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
       if (strcmp(s->stress[i].host, s->hosts[r2]) == 0)
         return dem_fail(err, errlen, "%s: key 'stress.[%d].host' = \"%s\": that container runs rank %d; stress runs on a "
                     "co-located container that runs no rank", f, i, s->stress[i].host, r2);
+  if (validate_sites(s, f, err, errlen)) return -1;
   if (s->ranks > lat.count)
     return dem_fail(err, errlen, "%s: key 'run.ranks' = %d: more ranks than particles (%ld)", f, s->ranks, lat.count);
   if (s->ruper_report_max < s->ruper_report_min)
@@ -744,6 +830,11 @@ void dem_scenario_print(const dem_scenario_t *s, void *stream)
   if (s->n_hosts) {
     fprintf(out, "  %-26s = [", "platform.hosts");
     for (int i = 0; i < s->n_hosts; i++) fprintf(out, "%s\"%s\"", i ? ", " : "", s->hosts[i]);
+    fprintf(out, "]\n");
+  }
+  if (s->n_site_list) {
+    fprintf(out, "  %-26s = [", "platform.sites");
+    for (int i = 0; i < s->n_site_list; i++) fprintf(out, "%s%d", i ? ", " : "", s->site[i]);
     fprintf(out, "]\n");
   }
   for (int i = 0; i < s->n_stress; i++)

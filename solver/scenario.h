@@ -49,7 +49,8 @@ typedef struct dem_scenario {
   /* parallel run and load balancing */
   int ranks;                /* MPI processes */
   char policy[8];           /* NOW, RW, RW5, EWMA, PI or RUPER (policy.h) */
-  char partitioner[8];      /* RCB, RIB, HSFC, PHG or GRAPH (partition.h) */
+  char partitioner[8];      /* RCB, RIB, HSFC, PHG, GRAPH or HIER (partition.h) */
+  double site_threshold;    /* %, HIER: the sites' shares change only when one moves by more */
   long repartition_every;   /* steps between repartitions (the physics frequency) */
   double lambda_threshold;  /* %, imbalance that triggers an extra repartition (0: never) */
   double rw5_threshold;     /* %, RW5 updates the weights only above this imbalance */
@@ -66,6 +67,8 @@ typedef struct dem_scenario {
   char platform[DEM_PATH_MAX];  /* SimGrid platform file, resolved */
   int n_hosts;
   char hosts[DEM_MAX_HOSTS][DEM_NAME_MAX]; /* container of rank r = hosts[r % n_hosts] */
+  int n_site_list;          /* entries of platform.sites (0: one site) */
+  int site[DEM_MAX_HOSTS];  /* site of hosts[i] (0, 1, ...): the WAN lies between sites */
   int n_stress;
   dem_stress_t stress[DEM_MAX_STRESS];
   char hostmap[DEM_PATH_MAX];   /* native build: containers -> real hosts and cores ("": none), resolved */
@@ -104,6 +107,9 @@ int dem_scenario_read(dem_scenario_t *s, const char *path, char *err, size_t err
 int dem_scenario_read_text(dem_scenario_t *s, const char *text, const char *name, char *err, size_t errlen);
 /* Applies one "key=value" override. Returns 0, or -1 with a message. */
 int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_t errlen);
+/* Removes a lost container from the ranks' hosts (and its site entry; the sites numbered 0, 1,
+ * ... again in the same order): the hosts of the ranks other than host's, one rank each. */
+void dem_scenario_drop_host(dem_scenario_t *s, const char *host);
 /* Checks ranges and cross-field conditions (time step against the critical step, initial
  * overlap, hosts and stress against the rank count) and derives params. 0 or -1. */
 int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen);

@@ -334,6 +334,9 @@ int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
   mine.migrate_s = ps.migrate_s;
   mine.wall_partition_s = ps.wall_partition_s;
   mine.repartitions = ps.repartitions;
+  mine.wan_ghost_bytes = gs.wan_bytes;
+  mine.wan_state_bytes = gs.wan_state_bytes;
+  mine.wan_migration_bytes = ps.sent_wan_bytes;
   snprintf(mine.host, sizeof mine.host, "%s", sim->host);
   dem_parallel_processor_name(mine.processor, sizeof mine.processor);
   dem_hostmap_affinity(mine.cpus, sizeof mine.cpus);

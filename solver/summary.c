@@ -83,6 +83,48 @@ static void partitioner_fields(json_t *o, const dem_sim_t *sim, const dem_summar
   json_object_set_new(o, "wall_partition_s", json_real(wall));
 }
 
+/* Two or more sites (platform.sites): what crossed between them, sent bytes summed over the
+ * ranks (scenarios/README.md, "Sites"). NULL without sites. */
+static json_t *sites_json(const dem_sim_t *sim, const dem_summary_rank_t *ranks)
+{
+  const dem_scenario_t *sc = sim->sc;
+  if (!sc->n_site_list) return NULL;
+  double ghost = 0, state = 0, mig = 0, mig_all = 0;
+  int n_sites = 0;
+  for (int r = 0; r < sim->ranks; r++) {
+    ghost += ranks[r].wan_ghost_bytes;
+    state += ranks[r].wan_state_bytes;
+    mig += ranks[r].wan_migration_bytes;
+    mig_all += ranks[r].sent_bytes;
+    if (sc->site[r] + 1 > n_sites) n_sites = sc->site[r] + 1;
+  }
+  double steps = sim->step > 0 ? (double)sim->step : 1.0;
+  json_t *o = json_object(), *per = json_array(), *share = json_array();
+  const double *w = dem_balance_weights(sim->balance);
+  for (int k = 0; k < n_sites; k++) {
+    int count = 0;
+    double sum = 0;
+    for (int r = 0; r < sim->ranks; r++)
+      if (sc->site[r] == k) {
+        count++;
+        sum += w[r];
+      }
+    json_array_append_new(per, json_integer(count));
+    json_array_append_new(share, json_real(sum / sim->ranks));
+  }
+  json_object_set_new(o, "sites", json_integer(n_sites));
+  json_object_set_new(o, "ranks_per_site", per);
+  json_object_set_new(o, "final_weight_share", share);
+  json_object_set_new(o, "site_threshold_percent", json_real(sc->site_threshold));
+  json_object_set_new(o, "site_moves", json_integer(dem_balance_site_moves(sim->balance)));
+  json_object_set_new(o, "wan_bytes_per_step", json_real((ghost + mig) / steps));
+  json_object_set_new(o, "wan_ghost_state_bytes_per_step", json_real(state / steps));
+  json_object_set_new(o, "wan_ghost_registration_bytes", json_real(ghost - state));
+  json_object_set_new(o, "wan_migration_bytes", json_real(mig));
+  json_object_set_new(o, "migration_bytes", json_real(mig_all));
+  return o;
+}
+
 int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_rank_t *ranks, char *err,
                       size_t errlen)
 {
@@ -128,6 +170,8 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   for (int k = 0; k < n_after; k++) json_array_append_new(la, json_real(after[k]));
   json_object_set_new(o, "lambda_after_repartition_percent", la);
   partitioner_fields(o, sim, ranks);
+  json_t *sites = sites_json(sim, ranks);
+  if (sites) json_object_set_new(o, "sites", sites);
   json_t *timers = json_object();
   for (int h = 0; h < DEM_T_COUNT; h++) {
     const char *name = dem_timer_name((dem_timer_t)h);

@@ -26,6 +26,10 @@ typedef struct dem_summary_rank {
   double sent_particles, sent_bytes; /* exported by migrations, summed */
   double partition_s, migrate_s, wall_partition_s; /* summed over the repartitions */
   int repartitions;              /* counted by the partition (the set-up one excluded) */
+  /* bytes sent to another site's ranks (platform.sites), summed over the run */
+  double wan_ghost_bytes;        /* ghost messages (registrations and per-step exchanges) */
+  double wan_state_bytes;        /* of those, the per-step exchanges */
+  double wan_migration_bytes;    /* migration records (the set-up partition excluded) */
 } dem_summary_rank_t;
 
 /* Writes path atomically (temporary file + rename). `ranks` has sim->ranks entries. Rank 0 only. */

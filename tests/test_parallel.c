@@ -12,9 +12,10 @@
  * than a lattice spacing across the RCB cuts, collide, slide on the floor and on each other
  * (tangential springs), while the partition is redone every 50 steps.
  *
- * DEMSIM_TEST_PARTITIONER=RIB|HSFC|PHG|GRAPH runs the same against another partitioner (RCB by
- * default): those have no part boxes, so their ghosts come from the box-free registration
- * (ghosts.c), and the checks that read part boxes are left out. */
+ * DEMSIM_TEST_PARTITIONER=RIB|HSFC|PHG|GRAPH|HIER runs the same against another partitioner (RCB
+ * by default): those have no part boxes, so their ghosts come from the box-free registration
+ * (ghosts.c), and the checks that read part boxes are left out. HIER runs over two sites of
+ * unequal size (the last rank alone in the second), and the bytes between them are checked. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,14 @@ static void scenario(dem_scenario_t *sc, int ranks, const char *tag)
   snprintf(sc->policy, sizeof sc->policy, "NOW");
   const char *part = getenv("DEMSIM_TEST_PARTITIONER");
   snprintf(sc->partitioner, sizeof sc->partitioner, "%s", part && *part ? part : "RCB");
+  if (strcmp(sc->partitioner, "HIER") == 0 && ranks > 1) {
+    /* two sites of unequal size: the last rank alone in site 1 (4 ranks: 3 + 1) */
+    sc->n_hosts = sc->n_site_list = ranks;
+    for (int r = 0; r < ranks; r++) {
+      snprintf(sc->hosts[r], sizeof sc->hosts[r], "h%d", r);
+      sc->site[r] = r == ranks - 1;
+    }
+  }
   /* the reference backend, or the one named by DEMSIM_TEST_BACKEND (the _opencl registration) */
   const char *backend = getenv("DEMSIM_TEST_BACKEND");
   snprintf(sc->backend, sizeof sc->backend, "%s", backend && *backend ? backend : "reference");
@@ -285,11 +294,29 @@ static void check_measures(dem_sim_t *sim, const dem_scenario_t *sc)
     CU_ASSERT(sums[1] > 0);
     CU_ASSERT_EQUAL(sums[0] % 2, 0);
     CU_ASSERT_EQUAL(sums[1] % 2, 0);
-    CU_ASSERT(sums[2] > 0);
+    /* HIER on two one-rank sites under NOW: the sites' shares never move, so the plane between
+     * them stays and no particle migrates after the set-up (particles that drift across it stay
+     * with their rank); everywhere else the collapse makes particles change rank */
+    if (strcmp(sc->partitioner, "HIER") == 0 && size == 2) {
+      CU_ASSERT_EQUAL(sums[2], 0);
+    } else {
+      CU_ASSERT(sums[2] > 0);
+    }
     CU_ASSERT(sums[3] > 0);
     /* every step moves at least the state of every ghost, twice counted (sent and received) */
     CU_ASSERT((double)sums[4] >= 2.0 * 72.0 * (double)sums[3]);
   }
+  /* with sites, the bytes sent to the other site: some ghosts' states cross, and never more than
+   * the sent half of all ghost bytes */
+  double wan[3] = {gs.wan_bytes, gs.wan_state_bytes, gs.bytes};
+  dem_parallel_sum_double(wan, 3);
+  if (rank == 0 && sc->n_site_list) {
+    printf("WAN %.0f bytes per step ", wan[1] / gs.steps);
+    CU_ASSERT(wan[1] > 0);
+    CU_ASSERT(wan[1] <= wan[0]);
+    CU_ASSERT(wan[0] <= 0.5 * wan[2] + 1e-9);
+  } else if (rank == 0)
+    CU_ASSERT_EQUAL(wan[0], 0.0);
 }
 
 static void test_same_state_as_serial(void)
@@ -565,6 +592,47 @@ static void test_ewma_formula(void)
   CU_ASSERT_DOUBLE_EQUAL(o3[1], 12.0 / 7.0, 1e-12);
 }
 
+/* HIER's hold on the sites' shares (balance.c) and the site numbers after a lost container
+ * (launcher.c). */
+static void test_site_hold(void)
+{
+  /* sites {0, 0, 1}: old weights {1, 1, 1}, shares 2/3 and 1/3. New {1.2, 1.0, 0.8}: shares
+   * 2.2/3 (+10 %) and 0.8/3 (-20 %): beyond 10 %, kept as they are */
+  const int site[3] = {0, 0, 1};
+  double w_old[3] = {1, 1, 1}, w[3] = {1.2, 1.0, 0.8};
+  CU_ASSERT_EQUAL(dem_balance_hold_sites(w_old, w, site, 3, 10.0), 1);
+  CU_ASSERT_DOUBLE_EQUAL(w[0], 1.2, 1e-15);
+  CU_ASSERT_DOUBLE_EQUAL(w[2], 0.8, 1e-15);
+  /* the same with a 25 % threshold: held, site 0 keeps its sum 2 shared 1.2 : 1.0 ->
+   * {2.4/2.2, 2.0/2.2}, site 1 keeps 1 */
+  double w2[3] = {1.2, 1.0, 0.8};
+  CU_ASSERT_EQUAL(dem_balance_hold_sites(w_old, w2, site, 3, 25.0), 0);
+  CU_ASSERT_DOUBLE_EQUAL(w2[0], 2.4 / 2.2, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(w2[1], 2.0 / 2.2, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(w2[2], 1.0, 1e-12);
+  /* shares compare as fractions: {2, 2, 2} against {1, 1, 1} moves no share */
+  double w3[3] = {2, 2, 2};
+  CU_ASSERT_EQUAL(dem_balance_hold_sites(w_old, w3, site, 3, 0.0), 0);
+  CU_ASSERT_DOUBLE_EQUAL(w3[0] + w3[1], 2.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(w3[2], 1.0, 1e-12);
+  /* a lost container: hosts a b c d in sites {0, 1, 2, 2}; without b: a c d in {0, 1, 1} */
+  static dem_scenario_t sc;
+  dem_scenario_defaults(&sc);
+  sc.ranks = sc.n_hosts = sc.n_site_list = 4;
+  const int before[4] = {0, 1, 2, 2};
+  for (int r = 0; r < 4; r++) {
+    snprintf(sc.hosts[r], sizeof sc.hosts[r], "%c", 'a' + r);
+    sc.site[r] = before[r];
+  }
+  dem_scenario_drop_host(&sc, "b");
+  CU_ASSERT_EQUAL(sc.ranks, 3);
+  CU_ASSERT_EQUAL(sc.n_site_list, 3);
+  CU_ASSERT_STRING_EQUAL(sc.hosts[1], "c");
+  CU_ASSERT_EQUAL(sc.site[0], 0);
+  CU_ASSERT_EQUAL(sc.site[1], 1);
+  CU_ASSERT_EQUAL(sc.site[2], 1);
+}
+
 /* PI (policy_pi.c): W_i (1 + Kp e_i + Ki I_i), e_i = 1 - L_i / L_avg, |Ki I_i| <= 0.5. */
 static void test_pi_formula(void)
 {
@@ -745,6 +813,7 @@ static CU_TestInfo balance_tests[] = {
   {"RW5 keeps the weights when lambda <= 5 %, NOW always", test_rw5_threshold},
   {"EWMA: smoothed speeds, hand-computed", test_ewma_formula},
   {"PI: Kp = 1, Ki = 0 is RW; the integral and its clamp, hand-computed", test_pi_formula},
+  {"HIER holds the sites' shares within the threshold; sites renumbered after a loss", test_site_hold},
   {"weight oscillation of hand-made sequences; the policy table", test_oscillation_metric},
   {"the balance object records lambda after each repartition (EWMA, PI)", test_lambda_after},
   {"Condition(): the lambda threshold triggers a repartition between periodic ones", test_threshold_trigger},

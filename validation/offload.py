@@ -22,8 +22,6 @@ study = 50,000, 200,000 and 500,000 per rank (500,000: the study's count on one 
 --resume reuses the runs DIR holds; --commit names the build they were made with in the report.
 Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad arguments.
 """
-import argparse
-import concurrent.futures
 import json
 import os
 import re
@@ -32,7 +30,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from sweep import run_one  # noqa: E402
+from sweep import run_jobs, run_one, study_args  # noqa: E402
 
 SCENARIO = os.path.join(TOP, "scenarios", "case3.cfg")
 COMMIT = ""  # --commit: the build the runs were made with, named in the report
@@ -196,29 +194,10 @@ def figure(scale, pairs, out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", choices=sorted(SCALES), default="tiny")
-    ap.add_argument("--out", default=os.path.join(TOP, "out", "offload"))
-    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
-    ap.add_argument("-j", type=int, default=1, help="runs in parallel (default 1)")
-    ap.add_argument("--resume", action="store_true", help="reuse the runs DIR already holds (their summary.json)")
-    ap.add_argument("--commit", help="the commit the runs' build was made from (named in the report)")
-    a = ap.parse_args()
+    a = study_args(__doc__, SCALES, "offload")
     global COMMIT
     COMMIT = f" with the build of commit {a.commit}" if a.commit else ""
-    if a.j < 1:
-        ap.error("-j: expected at least 1")
-    if not os.access(a.demsim, os.X_OK):
-        ap.error(f"--demsim {a.demsim}: not an executable (build the SMPI preset first)")
-    os.makedirs(a.out, exist_ok=True)
-    todo = jobs(a.scale, a.out)
-    res, failed = {}, 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
-        for i, (key, r) in enumerate(ex.map(lambda j: run_job(a.demsim, a.out, j, a.resume), todo)):
-            res[key] = r
-            failed += r is None
-            print(f"offload.py: {i + 1}/{len(todo)} {todo[i][1]}: " + (f"{r['time']:.4g} s" if r else "FAILED"),
-                  flush=True)
+    res, failed = run_jobs(a, jobs(a.scale, a.out), run_job, "offload.py")
     pairs = results(a.scale, res)
     report(a.scale, pairs, a.out)
     figure(a.scale, pairs, a.out)

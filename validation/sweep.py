@@ -43,6 +43,37 @@ def run_one(demsim, scenario, policy, outdir, extra):
     return row
 
 
+def study_args(doc, scales, default_out):
+    """The command line every study script shares: --scale, --out, --demsim, -j, --resume,
+    --commit; checked (exit 2 with the option named)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", choices=sorted(scales), default="tiny")
+    ap.add_argument("--out", default=os.path.join(TOP, "out", default_out))
+    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
+    ap.add_argument("-j", type=int, default=1, help="runs in parallel (default 1)")
+    ap.add_argument("--resume", action="store_true", help="reuse the runs DIR already holds (their summary.json)")
+    ap.add_argument("--commit", help="the commit the runs' build was made from (named in the report)")
+    a = ap.parse_args()
+    if a.j < 1:
+        ap.error("-j: expected at least 1")
+    if not os.access(a.demsim, os.X_OK):
+        ap.error(f"--demsim {a.demsim}: not an executable (build the SMPI preset first)")
+    os.makedirs(a.out, exist_ok=True)
+    return a
+
+
+def run_jobs(a, todo, run_job, label):
+    """Runs todo (tuples whose [1] is the run's name) through run_job(demsim, out, job, resume) ->
+    (key, result or None), a.j at a time, printing each; returns ({key: result}, failures)."""
+    res, failed = {}, 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
+        for i, (key, r) in enumerate(ex.map(lambda j: run_job(a.demsim, a.out, j, a.resume), todo)):
+            res[key] = r
+            failed += r is None
+            print(f"{label}: {i + 1}/{len(todo)} {todo[i][1]}: " + (f"{r['time']:.4g} s" if r else "FAILED"), flush=True)
+    return res, failed
+
+
 def split_extra(argv):
     """(the script's own arguments, the demsim options after `--`)."""
     if "--" in argv:
