@@ -14,6 +14,8 @@
 #error "DEM_MAX_NEIGHBORS must be defined at build time (-D)"
 #endif
 
+#define DEM_WALLS 6 /* the planes of the box (solver/particles.h: DEM_WALL_COUNT), slots -1 .. -6 */
+
 /* Layout of the parameter buffer (__constant double prm[]); mirrored by solver/device.c. */
 #define DEM_P_DT 0      /* s */
 #define DEM_P_GRAVITY 1 /* m/s^2, 3 values */

@@ -84,10 +84,11 @@ inline void dem_spring_zero(__global double *spring, int s)
  * go through it together, in one pass rather than two of four. Each
  * lane performs exactly the operations of dem_contact, so results are the same bits; branches
  * become selects, and the caller adds the lanes' forces in slot order. Inputs: unit normal n,
- * overlap delta, R*, m*, v_i - v_j, r_i w_i + r_j w_j, spring xi (updated in place); outputs:
+ * overlap delta, R*, m*, v_i - v_j, r_i w_i + r_j w_j, the lever arm r_i (one particle's in
+ * the pair pass, each lane's own in the wall pass), spring xi (updated in place); outputs:
  * force (fo) and torque (to) contributions on i. */
 inline void dem_contact8(__constant const double *prm, const double8 *n, double8 delta, double8 rstar,
-                         double8 mstar, const double8 *vr, const double8 *ws, double ri, double8 *xi,
+                         double8 mstar, const double8 *vr, const double8 *ws, double8 ri, double8 *xi,
                          double8 *fo, double8 *to)
 {
   double8 ddot = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
@@ -213,7 +214,7 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
                      ri * wi2 + rj * vload8(0, g[9])};
     double8 xi[3] = {vload8(0, g[10]), vload8(0, g[11]), vload8(0, g[12])};
     double8 fo[3], to[3];
-    dem_contact8(prm, n, delta, rstar, mstar, vr, ws, ri, xi, fo, to);
+    dem_contact8(prm, n, delta, rstar, mstar, vr, ws, (double8)(ri), xi, fo, to);
     for (int c = 0; c < 3; ++c) {
       vstore8(fo[c], 0, g[c]);
       vstore8(to[c], 0, g[3 + c]);

@@ -85,6 +85,7 @@ static const struct {
 };
 
 #define DEM_COUNTERS 4 /* uints per set of step counters (kernels/common.cl) */
+#define DEM_WALL_GROUP 8 /* wall list entries per work-item of the wall pass (kernels/boundaries.cl) */
 
 enum { K_SEARCH, K_WALL_LIST, K_FORCES, K_BOUNDARIES, K_EXTERNAL, K_FORCES_ALL, K_KICK_DRIFT, K_KICK, K_COUNT };
 static const char *dem_kernel_names[K_COUNT] = {"dem_search", "dem_wall_list", "dem_forces", "dem_boundaries",
@@ -744,7 +745,7 @@ static int dem_device_walls(dem_device_t *d, int gravity, size_t first, size_t e
                               &d->bufs[B_NBR_INDEX], &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
                               &d->counters[d->parity]};
   if (dem_device_args(d, K_BOUNDARIES, 17, sizes, vals) != 0) return -1;
-  return dem_device_launch_range(d, K_BOUNDARIES, 0, (size_t)count);
+  return dem_device_launch_range(d, K_BOUNDARIES, 0, ((size_t)count + DEM_WALL_GROUP - 1) / DEM_WALL_GROUP);
 }
 
 int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
