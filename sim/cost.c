@@ -102,16 +102,14 @@ static const traffic_coef_t traffic[DEM_WORK_KIND_COUNT] = {
  *   - the lanes added into f and t in slot order: 6.
  *   Not counted: the idle lanes of a particle's last group of eight (7 - (m - 1) % 8 of them for
  *   m contacts: they repeat the first contact's arithmetic), and r_i w_i once per group.
- * A wall slot, dem_boundaries_walls: pos component of the particle 8, nbr_index 4, spring test
- *   24 when not touching: 36 B. 2 flops: wall distance 1, delta 1.
- * A wall contact: spring loaded 24 and stored 24 less the test 24; the particle's vel and omega
- *   48 (loaded per contact; a particle touching two walls, at an edge of the box, is rare):
- *   72 B. 99 flops: r_i w_i 3,
- *   m_i 3, dem_contact (scalar) 93 = v_r.n 5, sqrt R* 1, k 1, sqrt delta 1, sqrt(m* k sd) 3,
- *   Fn 5, relative velocity 12, v_n 5, v_t 6, xi.n 5, advance 6, k_t 2, gamma_t 1, F_t 9,
- *   |F_t|^2 5, mu Fn 1, its square 1, force 9, r_i n 3, torque 12. The spring rotation is
- *   skipped (xi.n is exactly 0 against a wall, whose n is an axis: xi has no component along
- *   it), and the Coulomb cap (15 more) is taken only by sliding contacts. */
+ * A wall slot, dem_boundaries_walls8's scalar pass: pos component of the particle 8, nbr_index
+ *   4, spring test 24 when not touching: 36 B. 2 flops: wall distance 1, delta 1.
+ * A wall contact, a double8 lane of the same law as a particle contact: spring loaded 24 and
+ *   stored 24 less the test 24; the particle's vel and omega 48 (loaded per contact; a particle
+ *   touching two walls, at an edge of the box, is rare): 72 B. 120 flops: gather m_i 3 and
+ *   r_i w_i 3; dem_contact8 108 (above; the spring rotation is computed, and discarded, here
+ *   too); the lanes added into f and t 6. Not counted, as for particles: the idle lanes of the
+ *   work-item's last group of eight. */
 static const coef_t table[DEM_WORK_KIND_COUNT] = {
   /* SEARCH (search.cl, history.cl: dem_search; boundaries.cl: dem_wall_list after it).
    * per particle: pos+radius 32 B; nbr_count read and written 8; 27 buckets (cell_start[b],
@@ -133,14 +131,14 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    * per pair and per contact: a particle slot and a particle contact (above): 60 B, 11 flops;
    *   72 B, 151 flops. */
   [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 151, 0}, {132, 60, 72, 0}},
-  /* BOUNDARIES (boundaries.cl: dem_boundaries, the wall pass: one work-item per particle of the
-   *   wall list, alone or as the second kernel of a step's forces).
+  /* BOUNDARIES (boundaries.cl: dem_boundaries, the wall pass: one work-item per eight particles
+   *   of the wall list, alone or as the second kernel of a step's forces).
    * per particle (listed): its list entry 4 B, radius 8, nbr_count 4, force and torque loaded
    *   and stored 96: 112 B; 0 flops (in a step, the pass adds these particles' gravity, which
    *   the pair pass leaves out: FORCES_ALL charges the gravity of every particle).
    * per pair (a wall slot, above): 36 B, 2 flops.
-   * per contact (a wall contact, above): 72 B, 99 flops. */
-  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 99, 0}, {112, 36, 72, 0}},
+   * per contact (a wall contact, above): 72 B, 120 flops. */
+  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 120, 0}, {112, 36, 72, 0}},
   /* EXTERNAL (external.cl): radius 8 B, force loaded and stored 48: 56 B; 9 flops (mass 3,
    *   3 x (mul, add)). */
   [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0}, {56, 0, 0, 0}},
