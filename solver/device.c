@@ -726,9 +726,9 @@ int dem_device_wall_list(dem_device_t *d, int32_t *out, size_t max, size_t *coun
   if (dem_device_walls_current(d) != 0) return -1;
   *count = (size_t)d->wall_count;
   size_t take = *count < max ? *count : max;
-  if (take)
-    DEM_CL(d, clEnqueueReadBuffer(d->queue, d->walls, CL_TRUE, 0, take * sizeof(cl_int), out, 0, NULL, NULL));
-  d->queued = 0;
+  if (!take) return 0;
+  DEM_CL(d, clEnqueueReadBuffer(d->queue, d->walls, CL_TRUE, 0, take * sizeof(cl_int), out, 0, NULL, NULL));
+  d->queued = 0; /* blocking: the in-order queue is empty */
   return 0;
 }
 

@@ -233,7 +233,7 @@ dem_engine_work_t dem_engine_last_work(const dem_engine_t *e)
 
 static int dem_engine_collect(dem_engine_t *e);
 
-/* The wall pass: work-items are the particles of the wall list, none when it is empty. */
+/* The wall pass: its particles are those of the wall list; nothing runs when it is empty. */
 static int dem_engine_charge_walls(dem_engine_t *e)
 {
   if (!(e->wall_particles > 0.0)) return 0;
@@ -241,7 +241,8 @@ static int dem_engine_charge_walls(dem_engine_t *e)
 }
 
 /* The reference backend charges what the device would: forces, boundaries and external called
- * in that order as one FORCES_ALL charge, each with the previous evaluation's contact counts
+ * in that order as the fused step's charges (FORCES_ALL, then BOUNDARIES for the wall pass over
+ * the particles with wall slots), each with the previous evaluation's contact counts
  * (the device reads them back with the next kick-drift), so the simulated time does not depend
  * on the backend that computes the physics. Forces or boundaries left alone are charged on
  * their own by the next call that is not part of the sequence. */
@@ -570,7 +571,7 @@ static int dem_engine_cmp_index(const void *a, const void *b)
 
 long dem_engine_wall_list(dem_engine_t *e, int32_t *list)
 {
-  if (e->remote) return dem_engine_fail(e, "wall list: it stays on the device server");
+  if (e->remote) return -1; /* the list stays on the device server */
   if (e->backend == DEM_BACKEND_REF) return (long)dem_ref_wall_list(e->p, list);
   size_t count = 0;
   if (dem_engine_flush(e) != 0) return -1;
