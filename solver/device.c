@@ -86,6 +86,7 @@ static const struct {
 
 #define DEM_COUNTERS 4 /* uints per set of step counters (kernels/common.cl) */
 #define DEM_WALL_GROUP 8 /* wall list entries per work-item of the wall pass (kernels/boundaries.cl) */
+#define DEM_WALL_LOCAL 64 /* work-items per group of the wall pass, at most (see dem_device_kernels) */
 
 enum { K_SEARCH, K_WALL_LIST, K_FORCES, K_BOUNDARIES, K_EXTERNAL, K_FORCES_ALL, K_KICK_DRIFT, K_KICK, K_COUNT };
 static const char *dem_kernel_names[K_COUNT] = {"dem_search", "dem_wall_list", "dem_forces", "dem_boundaries",
@@ -340,6 +341,9 @@ static int dem_device_kernels(dem_device_t *d)
     DEM_CL(d, clGetKernelWorkGroupInfo(d->kernels[k], d->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_k), &max_k,
                                        NULL));
     d->local[k] = max_k < d->max_local ? max_k : d->max_local;
+    /* the wall pass has a work-item per eight listed particles, a few per cent of the particles:
+     * in groups of 1024 a rank's list made one or two groups, and the pass ran on one core */
+    if (k == K_BOUNDARIES && d->local[k] > DEM_WALL_LOCAL) d->local[k] = DEM_WALL_LOCAL;
     if (d->local[k] == 0) d->local[k] = 1;
   }
   return 0;
