@@ -14,6 +14,8 @@
 #error "DEM_MAX_NEIGHBORS must be defined at build time (-D)"
 #endif
 
+#define DEM_WALLS 6 /* the planes of the box (solver/particles.h: DEM_WALL_COUNT), slots -1 .. -6 */
+
 /* Layout of the parameter buffer (__constant double prm[]); mirrored by solver/device.c. */
 #define DEM_P_DT 0      /* s */
 #define DEM_P_GRAVITY 1 /* m/s^2, 3 values */
@@ -43,10 +45,18 @@
 #define DEM_S_PAIRS 3    /* slots written */
 #define DEM_S_WALLS 4    /* of which wall slots */
 #define DEM_S_UNFIT 5    /* largest partner count above `slots` (atomic_max; 0 when all fit) */
+#define DEM_S_WALL_PARTICLES 6 /* entries of the wall list (boundaries.cl: dem_wall_list) */
 
 inline double dem_mass(__constant const double *prm, double r)
 {
   return prm[DEM_P_MASSF] * r * r * r;
+}
+
+/* 1 when particle i has wall slots. Walls have the gids -1 - w < 0 and the slots are sorted by
+ * gid, so a particle's wall slots come first: its first slot says. */
+inline int dem_has_walls(int i, int slots, __global const int *nbr_count, __global const int *nbr_index)
+{
+  return nbr_count[i] > 0 && nbr_index[i * slots] < 0;
 }
 
 /* distance (m) from x to the plane of wall w, positive inside the box */

@@ -1,5 +1,5 @@
 /* Contact forces and moments between particles. The contact law (also used for walls, see
- * boundaries.cl), seen from particle i:
+ * boundaries.cl), seen from particle i (the scalar form is the C reference's dem_ref_contact):
  *   normal     Fn = k d^{3/2} + damp_n sqrt(m* k) d^{1/4} d',  k = 4/3 E* sqrt(R*), Fn >= 0
  *   tangential spring xi, turned into the current tangent plane (length kept), xi += v_t dt;
  *              Ft = -k_t xi - gamma_t v_t, k_t = 8 G* sqrt(R* d), gamma_t = damp_t sqrt(m* k_t),
@@ -8,68 +8,6 @@
  * Each work-item computes its own particle's side of every contact (no atomics); the pair's
  * other side, computed by the partner, is equal and opposite up to rounding. Slots are summed
  * in slot order (gid order), so the sum does not depend on how particles are distributed. */
-
-/* n (unit, i -> partner), delta (m) > 0, rstar (m), mstar (kg), vr = v_i - v_j (m/s),
- * ws = r_i w_i + r_j w_j (m/s); updates the spring xi (m) and adds to f (N) and t (N m) */
-inline void dem_contact(__constant const double *prm, const double *n, double delta, double rstar, double mstar,
-                        const double *vr, const double *ws, double ri, double *xi, double *f, double *t)
-{
-  /* k_t and gamma_t are rewritten with the square roots of the normal part:
-   * k_t = 8 G* sqrt(R*) sqrt(delta), gamma_t = damp_t sqrt(6 G* / E*) sqrt(m* k) delta^{1/4} */
-  double ddot = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
-  double sr = sqrt(rstar);
-  double k = prm[DEM_P_KN] * sr;
-  double sd = sqrt(delta);
-  double smkq = sqrt(mstar * k * sd); /* sqrt(m* k) delta^(1/4), for both dampings */
-  double fn = k * delta * sd + prm[DEM_P_DAMPN] * smkq * ddot;
-  if (fn < 0.0) fn = 0.0;
-
-  double vrel[3];
-  vrel[0] = vr[0] + (ws[1] * n[2] - ws[2] * n[1]);
-  vrel[1] = vr[1] + (ws[2] * n[0] - ws[0] * n[2]);
-  vrel[2] = vr[2] + (ws[0] * n[1] - ws[1] * n[0]);
-  double vn = vrel[0] * n[0] + vrel[1] * n[1] + vrel[2] * n[2];
-  double vt[3];
-  for (int c = 0; c < 3; ++c) vt[c] = vrel[c] - vn * n[c];
-
-  double xn = xi[0] * n[0] + xi[1] * n[1] + xi[2] * n[2];
-  if (xn != 0.0) {
-    double old2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
-    for (int c = 0; c < 3; ++c) xi[c] = xi[c] - xn * n[c];
-    double new2 = xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2];
-    if (new2 > 0.0) {
-      double s = sqrt(old2 / new2);
-      for (int c = 0; c < 3; ++c) xi[c] = xi[c] * s;
-    }
-  }
-  for (int c = 0; c < 3; ++c) xi[c] = xi[c] + vt[c] * prm[DEM_P_DT];
-
-  double kt = prm[DEM_P_KT] * sr * sd;
-  double gt = prm[DEM_P_GT] * smkq;
-  double ft[3];
-  for (int c = 0; c < 3; ++c) ft[c] = -kt * xi[c] - gt * vt[c];
-  double ft2 = ft[0] * ft[0] + ft[1] * ft[1] + ft[2] * ft[2];
-  double fmax = prm[DEM_P_MU] * fn;
-  if (ft2 > fmax * fmax) {
-    double s = fmax / sqrt(ft2);
-    double inv_kt = 1.0 / kt;
-    for (int c = 0; c < 3; ++c) {
-      ft[c] = ft[c] * s;
-      xi[c] = -(ft[c] + gt * vt[c]) * inv_kt;
-    }
-  }
-  for (int c = 0; c < 3; ++c) f[c] = f[c] + (ft[c] - fn * n[c]);
-  double rn[3];
-  for (int c = 0; c < 3; ++c) rn[c] = ri * n[c];
-  t[0] = t[0] + (rn[1] * ft[2] - rn[2] * ft[1]);
-  t[1] = t[1] + (rn[2] * ft[0] - rn[0] * ft[2]);
-  t[2] = t[2] + (rn[0] * ft[1] - rn[1] * ft[0]);
-}
-
-inline void dem_spring_load(__global const double *spring, int s, double *xi)
-{
-  for (int c = 0; c < 3; ++c) xi[c] = spring[3 * s + c];
-}
 
 /* writes a spring back; a zero spring is written only when the slot's is not zero already */
 inline void dem_spring_zero(__global double *spring, int s)
@@ -82,12 +20,14 @@ inline void dem_spring_zero(__global double *spring, int s)
  * turn it into SIMD square roots and divisions: the law is one long chain of dependent square
  * roots and divisions, bound by their latency, so a particle's contacts (about 6 in a packing)
  * go through it together, in one pass rather than two of four. Each
- * lane performs exactly the operations of dem_contact, so results are the same bits; branches
+ * lane performs exactly the operations of the scalar law (solver/physics_ref.c: dem_ref_contact),
+ * so results are the same bits; branches
  * become selects, and the caller adds the lanes' forces in slot order. Inputs: unit normal n,
- * overlap delta, R*, m*, v_i - v_j, r_i w_i + r_j w_j, spring xi (updated in place); outputs:
+ * overlap delta, R*, m*, v_i - v_j, r_i w_i + r_j w_j, the lever arm r_i (one particle's in
+ * the pair pass, each lane's own in the wall pass), spring xi (updated in place); outputs:
  * force (fo) and torque (to) contributions on i. */
 inline void dem_contact8(__constant const double *prm, const double8 *n, double8 delta, double8 rstar,
-                         double8 mstar, const double8 *vr, const double8 *ws, double ri, double8 *xi,
+                         double8 mstar, const double8 *vr, const double8 *ws, double8 ri, double8 *xi,
                          double8 *fo, double8 *to)
 {
   double8 ddot = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
@@ -213,7 +153,7 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
                      ri * wi2 + rj * vload8(0, g[9])};
     double8 xi[3] = {vload8(0, g[10]), vload8(0, g[11]), vload8(0, g[12])};
     double8 fo[3], to[3];
-    dem_contact8(prm, n, delta, rstar, mstar, vr, ws, ri, xi, fo, to);
+    dem_contact8(prm, n, delta, rstar, mstar, vr, ws, (double8)(ri), xi, fo, to);
     for (int c = 0; c < 3; ++c) {
       vstore8(fo[c], 0, g[c]);
       vstore8(to[c], 0, g[3 + c]);

@@ -4,9 +4,12 @@
  *                    atomic_max on the float's bits (non-negative floats order like their bit
  *                    patterns)
  *   dem_kick       : v += dt/2 F/m, w += dt/2 T/I (synchronises velocities)
- *   dem_forces_all : forces + boundaries + external in one pass over the particles, with the
- *                    same additions in the same order as the three separate kernels, so it
- *                    gives the same bits with fewer launches and memory passes. */
+ *   dem_forces_all : the pair pass of a step's forces: forces + external in one pass over the
+ *                    particles, except for the particles with wall slots, whose gravity the
+ *                    wall pass adds after their walls (boundaries.cl: dem_boundaries over the
+ *                    wall list). Each particle gets the same additions in the same order as
+ *                    from the three separate kernels (pairs, walls, gravity), so the same bits,
+ *                    with fewer launches and memory passes. */
 
 __kernel void dem_kick_drift(int n, __constant const double *prm, double kick, __global const double *radius,
                              __global const double *force, __global const double *torque, __global double *pos,
@@ -59,16 +62,15 @@ __kernel void dem_forces_all(int first, int n, int slots, __constant const doubl
 {
   __local uint acc[2];
   int i = first + (int)get_global_id(0);
-  uint contacts = 0, walls = 0;
+  uint contacts = 0;
   if (i < n) {
     double f[3] = {0.0, 0.0, 0.0}, t[3] = {0.0, 0.0, 0.0};
     contacts = dem_forces_pairs(i, slots, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
-    walls = dem_boundaries_walls(i, slots, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
-    dem_external_add(prm, radius[i], f);
+    if (!dem_has_walls(i, slots, nbr_count, nbr_index)) dem_external_add(prm, radius[i], f);
     for (int c = 0; c < 3; ++c) {
       force[3 * i + c] = f[c];
       torque[3 * i + c] = t[c];
     }
   }
-  dem_group_count(acc, contacts, walls, counters);
+  dem_group_count(acc, contacts, 0, counters);
 }

@@ -40,7 +40,7 @@ inline int dem_search_collect(int i, __constant const double *prm, __global cons
   const double xi0 = pos[3 * i], xi1 = pos[3 * i + 1], xi2 = pos[3 * i + 2];
   const double ri = radius[i];
   int count = 0;
-  for (int w = 0; w < 6; ++w) {
+  for (int w = 0; w < DEM_WALLS; ++w) {
     double x = (w / 2 == 0) ? xi0 : ((w / 2 == 1) ? xi1 : xi2);
     if (dem_wall_distance(prm, x, w) < ri + skin) count = dem_search_insert(gid, idx, count, -1 - w, -1 - w);
   }

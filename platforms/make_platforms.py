@@ -200,7 +200,7 @@ def platform(zone, header, nodes, net=NET, wan=None):
         for k in range(len(switches) - 1):
             a, b = switches[k], switches[k + 1]
             out.append(f'    <link id="wan-{k}" bandwidth="{wan[1]:.6g}Bps" latency="{wan[0]:.6g}s" '
-                       'sharing_policy="SPLITDUPLEX"/>')
+                       f'sharing_policy="SPLITDUPLEX">{WIDE_AREA_PROP}</link>')
             routes.append(f'    <route src="{a}" dst="{b}"><link_ctn id="wan-{k}" direction="UP"/></route>')
     for n in nodes:
         out.append("")
@@ -282,6 +282,10 @@ def study_nodes(prefix="", switch="switch"):
     return nodes
 
 
+# A wide-area link: SMPI's latency factor (fitted on a LAN: the MPI stack and the switch) does not
+# multiply its latency, which is propagation (sim/netfactor.cpp).
+WIDE_AREA_PROP = '<prop id="wide_area" value="1"/>'
+
 # Two sites (twosite()): the WAN between their gateways, defaults of the committed platform.
 # 10 ms one way: ESTIMATE for two data centres about 1,000 km apart (light in fibre covers
 # 1,000 km in 5 ms; fibre routes run 1.5-2x the great-circle distance). 1 Gbit/s: ESTIMATE, a
@@ -301,7 +305,9 @@ def twosite(wan_latency=WAN_LATENCY, wan_bandwidth=WAN_BANDWIDTH):
         f"WAN: {wan_latency:g} s one way, {wan_bandwidth:.6g} B/s each way (full duplex). Defaults",
         "10 ms and 125 MB/s (1 Gbit/s): ESTIMATES, two data centres about 1,000 km apart (light in fibre:",
         "5 ms per 1,000 km, routes 1.5-2x longer) and a site uplink at the study's Ethernet rate.",
-        "Everything else as openstack.xml (its header lists the sources).",
+        "The WAN link has the property wide_area = 1: SMPI's latency factor (fitted on a LAN) multiplies",
+        "the route's other links only (sim/netfactor.cpp). Everything else as openstack.xml (its header",
+        "lists the sources).",
     ]
     nodes = study_nodes() + study_nodes("b-", "b-switch")
     return platform("twosite", header, nodes, wan=(wan_latency, wan_bandwidth))
@@ -589,6 +595,8 @@ def sites(n_sites, nodes_per_site, wan_latency_s, wan_bandwidth_Bps, host_speed=
         f"WAN: a full mesh, one full-duplex link per pair of sites, {wan_latency_s:g} s one way,",
         f"{wan_bandwidth_Bps:.6g} B/s: the emulated WAN of van Nieuwpoort, Kielmann and Bal (PPoPP",
         "2001), one link of set latency and bandwidth per pair of clusters (up to 100 ms, down to 100 KB/s).",
+        "WAN links have the property wide_area = 1: SMPI's latency factor (fitted on a LAN) multiplies",
+        "the route's other links only (sim/netfactor.cpp).",
     ]
     out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">']
     out += comment(header, indent="")
@@ -608,7 +616,7 @@ def sites(n_sites, nodes_per_site, wan_latency_s, wan_bandwidth_Bps, host_speed=
     for a in range(n_sites):
         for b in range(a + 1, n_sites):
             links.append(f'    <link id="wan-{a}-{b}" bandwidth="{wan_bandwidth_Bps:.6g}Bps" '
-                         f'latency="{wan_latency_s:.6g}s" sharing_policy="SPLITDUPLEX"/>')
+                         f'latency="{wan_latency_s:.6g}s" sharing_policy="SPLITDUPLEX">{WIDE_AREA_PROP}</link>')
             routes.append(f'    <zoneRoute src="site{a}" dst="site{b}" gw_src="site{a}-switch" '
                           f'gw_dst="site{b}-switch"><link_ctn id="wan-{a}-{b}" direction="UP"/></zoneRoute>')
     out += links + routes + ["  </zone>", "</platform>", ""]

@@ -22,6 +22,7 @@
 #include "heap.h"
 #include "host.h"
 #include "membus.h"
+#include "netfactor.h"
 #include "stress.h"
 
 #include <simgrid/actor.h>
@@ -39,6 +40,7 @@ static char where[256] = "simulated host (dem_clock_init not called)";
 int dem_clock_init(char *err, unsigned long errlen)
 {
   sim_heap_init(); /* before this rank's particles exist */
+  if (sim_netfactor_install(err, errlen)) return -1;
   if (sim_host_read(&self, NULL, err, errlen)) return -1;
   sim_host_describe(&self, where, sizeof where);
   ready = 1;

@@ -1,6 +1,6 @@
 /* The cost model: flops and bytes per unit of reported work.
  *
- *   flops = a*particles + b*pairs + c*contacts + d*walls + e*wall_contacts + f*bytes
+ *   flops = a*particles + b*pairs + c*contacts + d*bytes
  *   bytes = same shape, with its own coefficients
  *
  * How the coefficients were counted: from the kernels (the .cl files in kernels/) and
@@ -18,10 +18,10 @@
  * measured time beside what these figures predict (platforms/README.md has its last output).
  *
  * What the counts mean is the solver's (solver/engine.c): for SEARCH, pairs = slots written;
- * for FORCES, particle slots and particle contacts; for BOUNDARIES, wall slots and wall
- * contacts; for FORCES_ALL, particle slots and contacts in pairs and contacts, wall slots and
- * contacts in walls and wall_contacts. A slot of the other kind costs the separate FORCES and
- * BOUNDARIES kernels one 4 B index load that is not charged (their reports do not carry it).
+ * for FORCES and FORCES_ALL, particle slots and particle contacts; for BOUNDARIES, the wall pass
+ * over the wall list, particles = the listed particles (those with wall slots), pairs = wall
+ * slots, contacts = wall contacts. A wall slot costs the FORCES kernels one 4 B index load that
+ * is not charged (their reports do not carry it).
  * The candidates a search examines are not reported: they are charged per particle,
  * SEARCH_CANDIDATES of them. The cell edge is 2 r_max + skin, about one lattice spacing, so the
  * 27 cells around a particle hold about 27 particles; their 27 buckets also hold the particles of
@@ -48,12 +48,12 @@
 #define RCB_FLOPS_PER_PARTICLE_LEVEL 40.0
 #define RCB_BYTES_PER_PARTICLE_LEVEL 1300.0
 
-enum { N_COUNTS = 6 }; /* particles, pairs, contacts, walls, wall_contacts, bytes */
+enum { N_COUNTS = 4 }; /* particles, pairs, contacts, bytes */
 
 typedef struct coef {
   sim_place_t place;
-  double f[N_COUNTS]; /* flops per particle, pair, contact, wall slot, wall contact, byte */
-  double b[N_COUNTS]; /* bytes per particle, pair, contact, wall slot, wall contact, byte */
+  double f[N_COUNTS]; /* flops per particle, pair, contact, byte */
+  double b[N_COUNTS]; /* bytes per particle, pair, contact, byte */
 } coef_t;
 
 /* What the hardware moves beside the bytes above (sim_cost_cpu_traffic), per count, from the
@@ -74,14 +74,12 @@ typedef struct traffic_coef {
  * BINNING: index stored 4 and bucket table cleared 12 B without a load.
  * PACK, OUTPUT: the copy's destination is written without a load (1 B per byte). */
 static const traffic_coef_t traffic[DEM_WORK_KIND_COUNT] = {
-  [DEM_WORK_SEARCH] = {{0, 32, 0, 0, 0, 0},
-                       {216 + SEARCH_CANDIDATES * 36, 0, 0, 0, 0, 0},
-                       {27 + SEARCH_CANDIDATES * 3, 0, 0, 0, 0, 0}},
-  [DEM_WORK_FORCES] = {{48, 0, 0, 0, 0, 0}, {0, 32, 48, 0, 0, 0}, {0, 2, 2, 0, 0, 0}},
-  [DEM_WORK_FORCES_ALL] = {{48, 0, 0, 0, 0, 0}, {0, 32, 48, 0, 0, 0}, {0, 2, 2, 0, 0, 0}},
-  [DEM_WORK_BINNING] = {{16, 0, 0, 0, 0, 0}, {0}, {0}},
-  [DEM_WORK_PACK] = {{0, 0, 0, 0, 0, 1}, {0}, {0}},
-  [DEM_WORK_OUTPUT] = {{0, 0, 0, 0, 0, 1}, {0}, {0}},
+  [DEM_WORK_SEARCH] = {{0, 32, 0, 0}, {216 + SEARCH_CANDIDATES * 36, 0, 0, 0}, {27 + SEARCH_CANDIDATES * 3, 0, 0, 0}},
+  [DEM_WORK_FORCES] = {{48, 0, 0, 0}, {0, 32, 48, 0}, {0, 2, 2, 0}},
+  [DEM_WORK_FORCES_ALL] = {{48, 0, 0, 0}, {0, 32, 48, 0}, {0, 2, 2, 0}},
+  [DEM_WORK_BINNING] = {{16, 0, 0, 0}, {0}, {0}},
+  [DEM_WORK_PACK] = {{0, 0, 0, 1}, {0}, {0}},
+  [DEM_WORK_OUTPUT] = {{0, 0, 0, 1}, {0}, {0}},
 };
 
 /* The force kernels share three pieces (forces.cl, boundaries.cl, external.cl), counted once:
@@ -104,21 +102,20 @@ static const traffic_coef_t traffic[DEM_WORK_KIND_COUNT] = {
  *   - the lanes added into f and t in slot order: 6.
  *   Not counted: the idle lanes of a particle's last group of eight (7 - (m - 1) % 8 of them for
  *   m contacts: they repeat the first contact's arithmetic), and r_i w_i once per group.
- * A wall slot, dem_boundaries_walls: pos component of the particle 8 (own data: not counted in
- *   the fused kernel, which loaded pos already), nbr_index 4 (standalone kernel; the fused one
- *   counts it in its particle pass), spring test 24 when not touching. 2 flops: wall distance 1,
- *   delta 1.
- * A wall contact: spring loaded 24 and stored 24 less the test 24; the particle's vel and omega
- *   48 in the standalone kernel (own data the fused kernel has loaded). 99 flops: r_i w_i 3,
- *   m_i 3, dem_contact (scalar) 93 = v_r.n 5, sqrt R* 1, k 1, sqrt delta 1, sqrt(m* k sd) 3,
- *   Fn 5, relative velocity 12, v_n 5, v_t 6, xi.n 5, advance 6, k_t 2, gamma_t 1, F_t 9,
- *   |F_t|^2 5, mu Fn 1, its square 1, force 9, r_i n 3, torque 12. The spring rotation is
- *   skipped (xi.n is exactly 0 against a wall, whose n is an axis: xi has no component along
- *   it), and the Coulomb cap (15 more) is taken only by sliding contacts. */
+ * A wall slot, dem_boundaries_walls8's scalar pass: pos component of the particle 8, nbr_index
+ *   4, spring test 24 when not touching: 36 B. 2 flops: wall distance 1, delta 1.
+ * A wall contact, a double8 lane of the same law as a particle contact: spring loaded 24 and
+ *   stored 24 less the test 24; the particle's vel and omega 48 (loaded per contact; a particle
+ *   touching two walls, at an edge of the box, is rare): 72 B. 120 flops: gather m_i 3 and
+ *   r_i w_i 3; dem_contact8 108 (above; the spring rotation is computed, and discarded, here
+ *   too); the lanes added into f and t 6. Not counted, as for particles: the idle lanes of the
+ *   work-item's last group of eight. */
 static const coef_t table[DEM_WORK_KIND_COUNT] = {
-  /* SEARCH (search.cl, history.cl: dem_search).
+  /* SEARCH (search.cl, history.cl: dem_search; boundaries.cl: dem_wall_list after it).
    * per particle: pos+radius 32 B; nbr_count read and written 8; 27 buckets (cell_start[b],
-   *   [b+1]) 216; SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) = 1296: 1552 B.
+   *   [b+1]) 216; SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) = 1296; the wall list's
+   *   nbr_count and first nbr_index 8 (the entry it writes for a particle with wall slots, 4 B
+   *   for a few per cent of them, is not counted): 1560 B.
    *   Flops: own cell 9 (3 x sub, div, floor), 6 walls x 2 (distance, r_i + skin) 12, and
    *   SEARCH_CANDIDATES x 11 (e and d^2 8, cutoff r_i + r_j + skin 2 and its square 1) 396:
    *   417 flops.
@@ -126,57 +123,59 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   flops (a partner of another cell hashed into the bucket pays it too and is dropped: rare,
    *   not counted); partner id 4, old gid and spring for the history carry 28, new gid, index
    *   and spring stored 32: 64 B. */
-  [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 11, 9, 0, 0, 0, 0},
-                       {32 + 8 + 216 + SEARCH_CANDIDATES * 36, 64, 0, 0, 0, 0}},
+  [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 11, 9, 0, 0},
+                       {32 + 8 + 216 + SEARCH_CANDIDATES * 36 + 8, 64, 0, 0}},
   /* FORCES (forces.cl: dem_forces).
    * per particle: pos, vel, omega 72 B, radius 8, nbr_count 4 read, force and torque 48 stored:
    *   132 B; 3 flops (m_i).
    * per pair and per contact: a particle slot and a particle contact (above): 60 B, 11 flops;
    *   72 B, 151 flops. */
-  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 151, 0, 0, 0}, {132, 60, 72, 0, 0, 0}},
-  /* BOUNDARIES (boundaries.cl: dem_boundaries).
-   * per particle: radius 8, nbr_count 4, force and torque loaded and stored 96: 108 B; 0 flops.
+  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 151, 0}, {132, 60, 72, 0}},
+  /* BOUNDARIES (boundaries.cl: dem_boundaries, the wall pass: one work-item per eight particles
+   *   of the wall list, alone or as the second kernel of a step's forces).
+   * per particle (listed): its list entry 4 B, radius 8, nbr_count 4, force and torque loaded
+   *   and stored 96: 112 B; 0 flops (in a step, the pass adds these particles' gravity, which
+   *   the pair pass leaves out: FORCES_ALL charges the gravity of every particle).
    * per pair (a wall slot, above): 36 B, 2 flops.
-   * per contact (a wall contact, above): 72 B, 99 flops. */
-  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 99, 0, 0, 0}, {108, 36, 72, 0, 0, 0}},
+   * per contact (a wall contact, above): 72 B, 120 flops. */
+  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 120, 0}, {112, 36, 72, 0}},
   /* EXTERNAL (external.cl): radius 8 B, force loaded and stored 48: 56 B; 9 flops (mass 3,
    *   3 x (mul, add)). */
-  [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0, 0, 0}, {56, 0, 0, 0, 0, 0}},
-  /* FORCES_ALL (integrator.cl: dem_forces_all, what a step runs: FORCES, then BOUNDARIES and
-   *   EXTERNAL on the force and torque still in registers).
+  [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0}, {56, 0, 0, 0}},
+  /* FORCES_ALL (integrator.cl: dem_forces_all, the pair pass of a step: FORCES, then EXTERNAL on
+   *   the force still in registers; the wall pass that follows is a BOUNDARIES charge).
    * per particle: as FORCES, 132 B (force and torque stored once, never loaded: the separate
-   *   kernels' 108 + 56 B are not paid); 12 flops (m_i 3, gravity 9).
-   * per pair, contact: as FORCES (60 B, 11 flops; 72 B, 151 flops).
-   * per wall slot: nbr_index 4 (the particle pass), spring test 24: 28 B; 2 flops.
-   * per wall contact: spring 24 net (above): 24 B; 99 flops. */
-  [DEM_WORK_FORCES_ALL] = {SIM_ON_DEVICE, {12, 11, 151, 2, 99, 0}, {132, 60, 72, 28, 24, 0}},
+   *   kernels' 56 B of EXTERNAL are not paid; the test for wall slots reads nbr_count, counted,
+   *   and the first slot's index, counted with the slots); 12 flops (m_i 3, gravity 9).
+   * per pair, contact: as FORCES (60 B, 11 flops; 72 B, 151 flops). */
+  [DEM_WORK_FORCES_ALL] = {SIM_ON_DEVICE, {12, 11, 151, 0}, {132, 60, 72, 0}},
   /* INTEGRATE (integrator.cl: dem_kick_drift, the every-step kernel; dem_kick is cheaper):
    *   radius 8, force 24, torque 24 loaded; pos, vel, omega loaded and stored 144: 200 B (the
    *   running maximum all work-items read is one cached word: not counted); 34 flops (m 3,
    *   I 3, the two step factors 3, 3 x (v, w, x updates 6) 18, (|v| dt)^2 7). */
-  [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {34, 0, 0, 0, 0, 0}, {200, 0, 0, 0, 0, 0}},
+  [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {34, 0, 0, 0}, {200, 0, 0, 0}},
   /* BINNING (host, solver/grid.c dem_grid_build, a counting sort into 2-4 buckets per particle,
    *   3 on average over particle counts):
    *   per particle: the position check reads pos 24, then two passes read it again 48,
    *   counter increments 16, index stored 4, bucket table cleared 12, prefix sum and shift-back
    *   (a read and a write per bucket each) 48: 152 B; 24 flops (the check 3 x (sub, div), the
    *   bucket computed twice: 3 x (sub, div, floor) each). */
-  [DEM_WORK_BINNING] = {SIM_ON_HOST, {24, 0, 0, 0, 0, 0}, {152, 0, 0, 0, 0, 0}},
+  [DEM_WORK_BINNING] = {SIM_ON_HOST, {24, 0, 0, 0}, {152, 0, 0, 0}},
   /* COPY_D2H / COPY_H2D: the bytes cross PCIe on a GPU; on a CPU device the store is wrapped
    *   with CL_MEM_USE_HOST_PTR (solver/particles.h), so only the enqueue is paid. */
-  [DEM_WORK_COPY_D2H] = {SIM_ON_LINK, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 1}},
-  [DEM_WORK_COPY_H2D] = {SIM_ON_LINK, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 1}},
+  [DEM_WORK_COPY_D2H] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
+  [DEM_WORK_COPY_H2D] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
   /* PACK: each byte read once and written once. */
-  [DEM_WORK_PACK] = {SIM_ON_HOST, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 2}},
+  [DEM_WORK_PACK] = {SIM_ON_HOST, {0, 0, 0, 0}, {0, 0, 0, 2}},
   /* PARTITION: `particles` is turned into particle-levels (see sim_cost_of). */
-  [DEM_WORK_PARTITION] = {SIM_ON_HOST, {RCB_FLOPS_PER_PARTICLE_LEVEL, 0, 0, 0, 0, 0},
-                          {RCB_BYTES_PER_PARTICLE_LEVEL, 0, 0, 0, 0, 0}},
+  [DEM_WORK_PARTITION] = {SIM_ON_HOST, {RCB_FLOPS_PER_PARTICLE_LEVEL, 0, 0, 0},
+                          {RCB_BYTES_PER_PARTICLE_LEVEL, 0, 0, 0}},
   /* OUTPUT: HDF5 copies the data into its buffers and the page cache (the disk write is
    *   asynchronous): 2 B of traffic per byte written. */
-  [DEM_WORK_OUTPUT] = {SIM_ON_HOST, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 2}},
+  [DEM_WORK_OUTPUT] = {SIM_ON_HOST, {0, 0, 0, 0}, {0, 0, 0, 2}},
   /* STORAGE: a checkpoint must reach the disk before it counts (it is renamed into place only
    *   then), so each byte crosses the container's storage: 1 B per byte. */
-  [DEM_WORK_STORAGE] = {SIM_ON_STORAGE, {0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 1}},
+  [DEM_WORK_STORAGE] = {SIM_ON_STORAGE, {0, 0, 0, 0}, {0, 0, 0, 1}},
 };
 
 static int bad(double x) { return !isfinite(x) || x < 0.0; }
@@ -184,10 +183,9 @@ static int bad(double x) { return !isfinite(x) || x < 0.0; }
 int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
 {
   if (!w || w->kind < 0 || w->kind >= DEM_WORK_KIND_COUNT) return -1;
-  if (bad(w->particles) || bad(w->pairs) || bad(w->contacts) || bad(w->walls) || bad(w->wall_contacts) ||
-      bad(w->bytes) || bad(w->ranks))
+  if (bad(w->particles) || bad(w->pairs) || bad(w->contacts) || bad(w->bytes) || bad(w->ranks))
     return -1;
-  double n[N_COUNTS] = {w->particles, w->pairs, w->contacts, w->walls, w->wall_contacts, w->bytes};
+  double n[N_COUNTS] = {w->particles, w->pairs, w->contacts, w->bytes};
   if (w->kind == DEM_WORK_PARTITION) {
     /* `particles` is the global count: every rank handles its share at each of the
      * ceil(log2(ranks)) bisection levels, plus one pass to build the dots. */

@@ -10,9 +10,9 @@
 typedef enum dem_work_kind {
   DEM_WORK_SEARCH,       /* kernel: contact search + contact history */
   DEM_WORK_FORCES,       /* kernel: particle-particle contact forces and moments */
-  DEM_WORK_BOUNDARIES,   /* kernel: wall contacts */
+  DEM_WORK_BOUNDARIES,   /* kernel: wall contacts (particles: those of the wall list) */
   DEM_WORK_EXTERNAL,     /* kernel: gravity */
-  DEM_WORK_FORCES_ALL,   /* kernel: forces + boundaries + external fused in one pass */
+  DEM_WORK_FORCES_ALL,   /* kernel: forces + external fused in one pass (a step's pair pass) */
   DEM_WORK_INTEGRATE,    /* kernel: velocity Verlet (kick-drift or kick) */
   DEM_WORK_BINNING,      /* host: cell hashing (counting sort) for the search */
   DEM_WORK_COPY_D2H,     /* device -> host copy of `bytes` */
@@ -31,8 +31,6 @@ typedef struct dem_work {
   double contacts;  /* slots in actual contact */
   double bytes;     /* bytes copied, packed or written */
   double ranks;     /* for DEM_WORK_PARTITION: number of parts */
-  double walls;         /* for DEM_WORK_FORCES_ALL: wall slots visited (pairs: particle slots) */
-  double wall_contacts; /* for DEM_WORK_FORCES_ALL: wall slots in contact (contacts: particle ones) */
   int measured;         /* 1: a kernel timed on this machine's device (device.cost = "measured") */
   double measured_s;    /* s, its device time here (OpenCL profiling); charged instead of the model */
 } dem_work_t;

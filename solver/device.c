@@ -85,10 +85,12 @@ static const struct {
 };
 
 #define DEM_COUNTERS 4 /* uints per set of step counters (kernels/common.cl) */
+#define DEM_WALL_GROUP 8 /* wall list entries per work-item of the wall pass (kernels/boundaries.cl) */
+#define DEM_WALL_LOCAL 64 /* work-items per group of the wall pass, at most (see dem_device_kernels) */
 
-enum { K_SEARCH, K_FORCES, K_BOUNDARIES, K_EXTERNAL, K_FORCES_ALL, K_KICK_DRIFT, K_KICK, K_COUNT };
-static const char *dem_kernel_names[K_COUNT] = {"dem_search", "dem_forces", "dem_boundaries", "dem_external",
-                                                "dem_forces_all", "dem_kick_drift", "dem_kick"};
+enum { K_SEARCH, K_WALL_LIST, K_FORCES, K_BOUNDARIES, K_EXTERNAL, K_FORCES_ALL, K_KICK_DRIFT, K_KICK, K_COUNT };
+static const char *dem_kernel_names[K_COUNT] = {"dem_search", "dem_wall_list", "dem_forces", "dem_boundaries",
+                                                "dem_external", "dem_forces_all", "dem_kick_drift", "dem_kick"};
 
 /* the context and program of one device, shared by the process (see the top of this file) */
 typedef struct dem_cl_shared {
@@ -119,6 +121,9 @@ struct dem_device {
   cl_mem counters[2]; /* two sets of DEM_COUNTERS uints used on alternate steps, see common.cl */
   int parity;         /* the set the force kernels fill now */
   cl_mem status;      /* 8 ints, see DEM_S_* in common.cl */
+  cl_mem walls;       /* the wall list (boundaries.cl): owned particles with wall slots, bound_cap ints */
+  int wall_count;     /* its entries */
+  int walls_valid;    /* 0 once the slots may have changed since it was written (bind, slots pushed) */
   cl_mem cell_start, cell_sorted;
   const int32_t *cell_start_host, *cell_sorted_host; /* what the grid buffers wrap */
   size_t cell_start_len, cell_sorted_len;             /* entries */
@@ -336,6 +341,9 @@ static int dem_device_kernels(dem_device_t *d)
     DEM_CL(d, clGetKernelWorkGroupInfo(d->kernels[k], d->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(max_k), &max_k,
                                        NULL));
     d->local[k] = max_k < d->max_local ? max_k : d->max_local;
+    /* the wall pass has a work-item per eight listed particles, a few per cent of the particles:
+     * in groups of 1024 a rank's list made one or two groups, and the pass ran on one core */
+    if (k == K_BOUNDARIES && d->local[k] > DEM_WALL_LOCAL) d->local[k] = DEM_WALL_LOCAL;
     if (d->local[k] == 0) d->local[k] = 1;
   }
   return 0;
@@ -411,6 +419,7 @@ void dem_device_destroy(dem_device_t **dp)
   dem_release_mem(&d->counters[0]);
   dem_release_mem(&d->counters[1]);
   dem_release_mem(&d->status);
+  dem_release_mem(&d->walls);
   dem_release_mem(&d->cell_start);
   dem_release_mem(&d->cell_sorted);
   for (int k = 0; k < K_COUNT; ++k)
@@ -459,6 +468,15 @@ int dem_device_bind(dem_device_t *d, dem_particles_t *p)
       return dem_device_fail(d, "clCreateBuffer(%s, %zu particles) on %s: error %d", dem_bufs[b].name, p->cap,
                              d->name, (int)rc);
   }
+  /* the wall list is the device's own (a GPU keeps it in its memory): never copied, rebuilt from
+   * the slots when needed, so neither the store nor the remote protocol carries it */
+  dem_release_mem(&d->walls);
+  d->walls_valid = 0;
+  d->wall_count = 0;
+  cl_int rc;
+  d->walls = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, (p->cap ? p->cap : 1) * sizeof(cl_int), NULL, &rc);
+  if (rc != CL_SUCCESS)
+    return dem_device_fail(d, "clCreateBuffer(wall list, %zu particles) on %s: error %d", p->cap, d->name, (int)rc);
   return 0;
 }
 
@@ -484,6 +502,7 @@ static int dem_device_copy(dem_device_t *d, int to_host, int wait, unsigned fiel
   if (first + count > d->bound_cap)
     return dem_device_fail(d, "copy of particles [%zu, %zu) beyond the %zu bound on the device", first,
                            first + count, d->bound_cap);
+  if (!to_host && (fields & DEM_F_SLOTS) && first < d->p->n) d->walls_valid = 0; /* the wall list may be stale */
   int last = -1;
   for (int b = 0; b < B_COUNT; ++b)
     if (fields & dem_bufs[b].flag) last = b;
@@ -633,6 +652,17 @@ static int dem_device_grid_array(dem_device_t *d, cl_mem *buf, const int32_t **w
   return 0;
 }
 
+/* Queues the wall list kernel over the bound slots; status[DEM_S_WALL_PARTICLES] must be 0. */
+static int dem_device_launch_wall_list(dem_device_t *d)
+{
+  cl_int n = (cl_int)d->p->n, slots = d->bound_slots;
+  const size_t m = sizeof(cl_mem);
+  const size_t sizes[] = {sizeof(n), sizeof(slots), m, m, m, m};
+  const void *const vals[] = {&n, &slots, &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX], &d->walls, &d->status};
+  if (dem_device_args(d, K_WALL_LIST, 6, sizes, vals) != 0) return -1;
+  return dem_device_launch(d, K_WALL_LIST);
+}
+
 int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_search_result_t *st)
 {
   memset(st, 0, sizeof(*st));
@@ -658,7 +688,9 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_s
                               &d->cell_start, &d->cell_sorted, &mask, &ox, &oy, &oz, &h, &slots,
                               &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX], &d->bufs[B_NBR_GID],
                               &d->bufs[B_SPRING], &d->status};
-  if (dem_device_args(d, K_SEARCH, 18, sizes, vals) != 0 || dem_device_launch(d, K_SEARCH) != 0) return -1;
+  if (dem_device_args(d, K_SEARCH, 18, sizes, vals) != 0 || dem_device_launch(d, K_SEARCH) != 0 ||
+      dem_device_launch_wall_list(d) != 0)
+    return -1;
   cl_int s[8];
   DEM_CL(d, clEnqueueReadBuffer(d->queue, d->status, CL_TRUE, 0, sizeof(s), s, 0, NULL, NULL));
   d->queued = 0; /* blocking: the in-order queue is empty */
@@ -669,7 +701,55 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_s
   st->pairs = s[3];
   st->walls = s[4];
   st->unfit = s[5];
+  st->wall_particles = s[6];
+  d->wall_count = s[6];
+  d->walls_valid = 1;
   return 0;
+}
+
+/* Rebuilds the wall list when the slots may have changed since it was written (the store was
+ * bound again, or the host pushed owned slots): waits for its length. After a search it is
+ * current, and this costs nothing. */
+static int dem_device_walls_current(dem_device_t *d)
+{
+  if (d->walls_valid) return 0;
+  cl_int count = 0;
+  const size_t at = 6 * sizeof(cl_int); /* DEM_S_WALL_PARTICLES */
+  DEM_CL(d, clEnqueueFillBuffer(d->queue, d->status, &count, sizeof(count), at, sizeof(count), 0, NULL, NULL));
+  d->queued = 1;
+  if (dem_device_launch_wall_list(d) != 0) return -1;
+  DEM_CL(d, clEnqueueReadBuffer(d->queue, d->status, CL_TRUE, at, sizeof(count), &count, 0, NULL, NULL));
+  d->queued = 0; /* blocking: the in-order queue is empty */
+  d->wall_count = count;
+  d->walls_valid = 1;
+  return 0;
+}
+
+int dem_device_wall_list(dem_device_t *d, int32_t *out, size_t max, size_t *count)
+{
+  if (dem_device_walls_current(d) != 0) return -1;
+  *count = (size_t)d->wall_count;
+  size_t take = *count < max ? *count : max;
+  if (!take) return 0;
+  DEM_CL(d, clEnqueueReadBuffer(d->queue, d->walls, CL_TRUE, 0, take * sizeof(cl_int), out, 0, NULL, NULL));
+  d->queued = 0; /* blocking: the in-order queue is empty */
+  return 0;
+}
+
+/* The wall pass over the listed particles in [first, end); with gravity: the fused step's */
+static int dem_device_walls(dem_device_t *d, int gravity, size_t first, size_t end)
+{
+  if (dem_device_walls_current(d) != 0) return -1;
+  if (d->wall_count == 0) return 0;
+  cl_int count = d->wall_count, i0 = (cl_int)first, n = (cl_int)end, g = gravity, slots = d->bound_slots;
+  const size_t m = sizeof(cl_mem), c = sizeof(cl_int);
+  const size_t sizes[] = {c, c, c, c, c, m, m, m, m, m, m, m, m, m, m, m, m};
+  const void *const vals[] = {&count, &i0, &n, &g, &slots, &d->params, &d->walls, &d->bufs[B_POS],
+                              &d->bufs[B_VEL], &d->bufs[B_OMEGA], &d->bufs[B_RADIUS], &d->bufs[B_NBR_COUNT],
+                              &d->bufs[B_NBR_INDEX], &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
+                              &d->counters[d->parity]};
+  if (dem_device_args(d, K_BOUNDARIES, 17, sizes, vals) != 0) return -1;
+  return dem_device_launch_range(d, K_BOUNDARIES, 0, ((size_t)count + DEM_WALL_GROUP - 1) / DEM_WALL_GROUP);
 }
 
 int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which)
@@ -688,7 +768,9 @@ int dem_device_forces_range(dem_device_t *d, dem_device_force_kernel_t which, si
     if (dem_device_args(d, K_EXTERNAL, 5, sizes, vals) != 0) return -1;
     return dem_device_launch_range(d, K_EXTERNAL, first, end);
   }
-  int k = which == DEM_DEVICE_FORCES ? K_FORCES : which == DEM_DEVICE_BOUNDARIES ? K_BOUNDARIES : K_FORCES_ALL;
+  if (which == DEM_DEVICE_BOUNDARIES || which == DEM_DEVICE_WALLS_ALL)
+    return dem_device_walls(d, which == DEM_DEVICE_WALLS_ALL, first, end);
+  int k = which == DEM_DEVICE_FORCES ? K_FORCES : K_FORCES_ALL;
   cl_int slots = d->bound_slots;
   const size_t m = sizeof(cl_mem);
   const size_t sizes[] = {sizeof(i0), sizeof(n), sizeof(slots), m, m, m, m, m, m, m, m, m, m, m};

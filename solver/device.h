@@ -9,6 +9,7 @@
 #define DEMSIM_SOLVER_DEVICE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "physics_ref.h" /* dem_search_result_t: both backends report a search alike */
 
@@ -22,9 +23,12 @@ enum { DEM_DEVICE_P_DT = 0, DEM_DEVICE_P_GRAVITY = 1, DEM_DEVICE_P_LO = 4, DEM_D
        DEM_DEVICE_P_SKIN = 10, DEM_DEVICE_P_KN = 11, DEM_DEVICE_P_KT = 12, DEM_DEVICE_P_DAMPN = 13,
        DEM_DEVICE_P_GT = 14, DEM_DEVICE_P_MU = 15, DEM_DEVICE_P_MASSF = 16, DEM_DEVICE_P_COUNT = 17 };
 
-/* The force kernels: three separate ones, or all three fused in one pass (same results). */
-typedef enum { DEM_DEVICE_FORCES, DEM_DEVICE_BOUNDARIES, DEM_DEVICE_EXTERNAL, DEM_DEVICE_FORCES_ALL }
-  dem_device_force_kernel_t;
+/* The force kernels: three separate ones (the walls' over the wall list only), or the fused
+ * step: FORCES_ALL, forces and external over all particles but gravity left out for the
+ * particles with wall slots, then WALLS_ALL, their walls and gravity over the wall list (the
+ * same additions in the same order as the three, the same results). */
+typedef enum { DEM_DEVICE_FORCES, DEM_DEVICE_BOUNDARIES, DEM_DEVICE_EXTERNAL, DEM_DEVICE_FORCES_ALL,
+               DEM_DEVICE_WALLS_ALL } dem_device_force_kernel_t;
 
 
 /* One OpenCL device as `demsim probe` reports it. */
@@ -70,8 +74,12 @@ int dem_device_read_async(dem_device_t *d, unsigned fields, size_t first, size_t
 int dem_device_wait_reads(dem_device_t *d);
 
 /* Copies the grid to the device (*bytes: amount copied), runs the search + history kernel over
- * the owned particles and reads back its outcome (blocking), as dem_ref_search reports it. */
+ * the owned particles, then the wall list kernel, and reads back their outcome (blocking), as
+ * dem_ref_search reports it. */
 int dem_device_search(dem_device_t *d, const struct dem_grid *g, double *bytes, dem_search_result_t *st);
+/* The wall list (kernels/boundaries.cl), rebuilt first when the slots changed since it was
+ * written: *count entries, the first min(*count, max) copied to out, in the device's order. */
+int dem_device_wall_list(dem_device_t *d, int32_t *out, size_t max, size_t *count);
 int dem_device_forces(dem_device_t *d, dem_device_force_kernel_t which);
 /* The same over the owned particles [first, end) only. */
 int dem_device_forces_range(dem_device_t *d, dem_device_force_kernel_t which, size_t first, size_t end);

@@ -9,14 +9,18 @@
  *   search bounds any particle's displacement, and a new search is due when it exceeds skin/2
  *   (two particles closing in on each other then used up the skin at most). In a parallel run
  *   the ghosts' displacements are known only to their owners: OR the answer across ranks.
- * - Fusion: forces, boundaries and external, called in that order, run as one kernel on the
- *   device (dem_forces_all: same additions in the same order, same bits). The first two calls
- *   only record that they are pending; external launches the fused kernel. Any other call that
- *   depends on their results (pull, push, search, kick, kick-drift) first launches what
- *   is pending on its own, so a caller never sees the difference in results. dem_engine_finish
- *   leaves pending work pending: a caller that times each stage sees the fused kernel's time
- *   under external. In the SMPI build its cost is charged there too, as one FORCES_ALL charge
- *   (not three: the fused kernel reads and writes each particle's own data once).
+ * - Fusion: forces, boundaries and external, called in that order, run as two kernels on the
+ *   device: the pair pass over all particles (dem_forces_all: pairs and gravity, but not the
+ *   gravity of the particles with wall slots) and the wall pass over the wall list (walls, then
+ *   gravity, for those particles): same additions in the same order, same bits. The first two
+ *   calls only record that they are pending; external launches the fused kernels. Any other
+ *   call that depends on their results (pull, push, search, kick, kick-drift) first launches
+ *   what is pending on its own, so a caller never sees the difference in results.
+ *   dem_engine_finish leaves pending work pending: a caller that times each stage sees the
+ *   fused kernels' time under external. In the SMPI build their cost is charged there too, as
+ *   one FORCES_ALL charge (not two: the pair pass reads and writes each particle's own data
+ *   once) and, when some particle has wall slots, one BOUNDARIES charge for the wall pass over
+ *   the wall particles only.
  * - Contact counts for the cost model are counted on the device and read back with the next
  *   kick-drift's counters: the OpenCL backend reports the previous step's contacts.
  * - Waiting: every wait for the device is a round trip through the OpenCL runtime's threads,
@@ -55,6 +59,7 @@ struct dem_engine {
   int search_due;             /* 1 until the first search, and after resize / owned positions pushed */
   double disp;                /* m, sum of per-step max |v| dt since the last search */
   double pairs, walls;        /* slots from the last search, of which wall slots */
+  double wall_particles;      /* owned particles with wall slots after the last search (the wall list) */
   double contacts, wall_contacts; /* contacts counted by the last force evaluation */
   unsigned pending;           /* DEM_PENDING_* not yet launched (OpenCL) */
   unsigned ref_pending;       /* DEM_PENDING_* computed but not charged yet (reference) */
@@ -228,8 +233,16 @@ dem_engine_work_t dem_engine_last_work(const dem_engine_t *e)
 
 static int dem_engine_collect(dem_engine_t *e);
 
+/* The wall pass: its particles are those of the wall list; nothing runs when it is empty. */
+static int dem_engine_charge_walls(dem_engine_t *e)
+{
+  if (!(e->wall_particles > 0.0)) return 0;
+  return dem_engine_charge(e, DEM_WORK_BOUNDARIES, e->wall_particles, e->walls, e->wall_contacts, 0.0);
+}
+
 /* The reference backend charges what the device would: forces, boundaries and external called
- * in that order as one FORCES_ALL charge, each with the previous evaluation's contact counts
+ * in that order as the fused step's charges (FORCES_ALL, then BOUNDARIES for the wall pass over
+ * the particles with wall slots), each with the previous evaluation's contact counts
  * (the device reads them back with the next kick-drift), so the simulated time does not depend
  * on the backend that computes the physics. Forces or boundaries left alone are charged on
  * their own by the next call that is not part of the sequence. */
@@ -241,9 +254,7 @@ static int dem_engine_ref_flush(dem_engine_t *e)
   if ((pending & DEM_PENDING_FORCES) &&
       dem_engine_charge(e, DEM_WORK_FORCES, n, e->pairs - e->walls, e->contacts, 0.0) != 0)
     return -1;
-  if ((pending & DEM_PENDING_BOUNDARIES) &&
-      dem_engine_charge(e, DEM_WORK_BOUNDARIES, n, e->walls, e->wall_contacts, 0.0) != 0)
-    return -1;
+  if ((pending & DEM_PENDING_BOUNDARIES) && dem_engine_charge_walls(e) != 0) return -1;
   if (pending & DEM_PENDING_FORCES) e->contacts = e->ref_contacts;
   if (pending & DEM_PENDING_BOUNDARIES) e->wall_contacts = e->ref_wall_contacts;
   return 0;
@@ -266,9 +277,7 @@ static int dem_engine_flush(dem_engine_t *e)
     return -1;
   if ((pending & DEM_PENDING_BOUNDARIES) && dem_device_forces(e->dev, DEM_DEVICE_BOUNDARIES) != 0)
     return dem_engine_device_fail(e, "boundaries");
-  if ((pending & DEM_PENDING_BOUNDARIES) &&
-      dem_engine_charge(e, DEM_WORK_BOUNDARIES, (double)e->p->n, e->walls, e->wall_contacts, 0.0) != 0)
-    return -1;
+  if ((pending & DEM_PENDING_BOUNDARIES) && dem_engine_charge_walls(e) != 0) return -1;
   return 0;
 }
 
@@ -460,6 +469,7 @@ int dem_engine_search(dem_engine_t *e)
     }
     e->pairs = r.pairs;
     e->walls = r.walls;
+    e->wall_particles = r.wall_particles;
     e->last = (dem_engine_work_t){.particles = (double)p->n, .pairs = e->pairs};
     if (dem_engine_charge(e, DEM_WORK_SEARCH, (double)p->n, e->pairs, 0.0, 0.0) != 0) return -1;
     if (r.overflow)
@@ -499,12 +509,12 @@ int dem_engine_boundaries(dem_engine_t *e)
   if (e->backend == DEM_BACKEND_REF) {
     if (e->ref_pending != DEM_PENDING_FORCES && dem_engine_ref_flush(e) != 0) return -1;
     dem_force_result_t r = dem_ref_boundaries(e->p, &e->prm);
-    e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = r.pairs, .contacts = r.contacts};
+    e->last = (dem_engine_work_t){.particles = e->wall_particles, .pairs = r.pairs, .contacts = r.contacts};
     e->ref_wall_contacts = r.contacts;
     e->ref_pending |= DEM_PENDING_BOUNDARIES;
     return 0;
   }
-  e->last = (dem_engine_work_t){.particles = (double)e->p->n, .pairs = e->walls, .contacts = e->wall_contacts};
+  e->last = (dem_engine_work_t){.particles = e->wall_particles, .pairs = e->walls, .contacts = e->wall_contacts};
   if (e->pending == DEM_PENDING_FORCES) {
     e->pending |= DEM_PENDING_BOUNDARIES;
     return 0;
@@ -522,11 +532,11 @@ int dem_engine_external(dem_engine_t *e)
     e->ref_pending = 0;
     dem_ref_external(e->p, &e->prm);
     e->last = (dem_engine_work_t){.particles = n};
-    dem_work_t w = {.kind = DEM_WORK_FORCES_ALL, .particles = n, .pairs = e->pairs - e->walls,
-                    .contacts = e->contacts, .walls = e->walls, .wall_contacts = e->wall_contacts};
+    if (dem_engine_charge(e, DEM_WORK_FORCES_ALL, n, e->pairs - e->walls, e->contacts, 0.0) != 0 ||
+        dem_engine_charge_walls(e) != 0)
+      return -1;
     e->contacts = e->ref_contacts;
     e->wall_contacts = e->ref_wall_contacts;
-    if (dem_clock_charge(&w) != 0) return dem_engine_fail(e, "the clock rejected a charge of forces_all work");
     return 0;
   }
   if (e->backend == DEM_BACKEND_REF) {
@@ -536,21 +546,39 @@ int dem_engine_external(dem_engine_t *e)
     e->pending = 0;
     size_t first = e->ahead;
     e->ahead = 0;
+    e->last = (dem_engine_work_t){.particles = n};
+    /* the pair pass reads and writes each particle's own data once, not three times; each
+     * charge follows its launch, so that a measured run times each kernel */
     if (dem_device_forces_range(e->dev, DEM_DEVICE_FORCES_ALL, first, e->p->n) != 0)
       return dem_engine_device_fail(e, "forces");
-    e->last = (dem_engine_work_t){.particles = n};
-    /* one kernel, one charge: each particle's own data is read and written once, not three times */
-    dem_work_t w = {.kind = DEM_WORK_FORCES_ALL, .particles = n, .pairs = e->pairs - e->walls,
-                    .contacts = e->contacts, .walls = e->walls, .wall_contacts = e->wall_contacts};
-    dem_engine_measure(e, &w);
-    if (dem_clock_charge(&w) != 0) return dem_engine_fail(e, "the clock rejected a charge of forces_all work");
-    return 0;
+    if (dem_engine_charge(e, DEM_WORK_FORCES_ALL, n, e->pairs - e->walls, e->contacts, 0.0) != 0) return -1;
+    if (dem_device_forces_range(e->dev, DEM_DEVICE_WALLS_ALL, first, e->p->n) != 0)
+      return dem_engine_device_fail(e, "boundaries");
+    return dem_engine_charge_walls(e);
   } else {
     if (dem_engine_flush(e) != 0) return -1;
     if (dem_device_forces(e->dev, DEM_DEVICE_EXTERNAL) != 0) return dem_engine_device_fail(e, "external");
   }
   e->last = (dem_engine_work_t){.particles = n};
   return dem_engine_charge(e, DEM_WORK_EXTERNAL, n, 0.0, 0.0, 0.0);
+}
+
+static int dem_engine_cmp_index(const void *a, const void *b)
+{
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+long dem_engine_wall_list(dem_engine_t *e, int32_t *list)
+{
+  if (e->remote) return -1; /* the list stays on the device server */
+  if (e->backend == DEM_BACKEND_REF) return (long)dem_ref_wall_list(e->p, list);
+  size_t count = 0;
+  if (dem_engine_flush(e) != 0) return -1;
+  if (dem_device_wall_list(e->dev, list, e->p->n, &count) != 0) return dem_engine_device_fail(e, "wall list");
+  if (count > e->p->n) return dem_engine_fail(e, "wall list: %zu entries for %zu particles", count, e->p->n);
+  qsort(list, count, sizeof(*list), dem_engine_cmp_index); /* the kernel appends in no particular order */
+  return (long)count;
 }
 
 int dem_engine_finish(dem_engine_t *e)
@@ -575,7 +603,8 @@ int dem_engine_forces_ahead(dem_engine_t *e, size_t count, size_t *started)
   if (count > e->p->n) count = e->p->n;
   if (count == 0) return 0;
   if (dem_engine_collect(e) != 0) return -1;
-  if (dem_device_forces_range(e->dev, DEM_DEVICE_FORCES_ALL, 0, count) != 0)
+  if (dem_device_forces_range(e->dev, DEM_DEVICE_FORCES_ALL, 0, count) != 0 ||
+      dem_device_forces_range(e->dev, DEM_DEVICE_WALLS_ALL, 0, count) != 0)
     return dem_engine_device_fail(e, "forces ahead");
   e->ahead = count;
   *started = count;

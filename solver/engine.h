@@ -18,6 +18,7 @@
 #define DEMSIM_SOLVER_ENGINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct dem_particles;
 struct dem_params;
@@ -93,6 +94,12 @@ int dem_engine_finish(dem_engine_t *e);
 /* The end of a timed stage of the step: dem_engine_finish where the timers read real time (the
  * native build), nothing where time is modelled (the SMPI build: the charges are the time). */
 int dem_engine_stage_end(dem_engine_t *e);
+/* The wall list the wall pass runs over (kernels/boundaries.cl: the owned particles with wall
+ * slots), ascending, into list (room for the owned particles), after what is pending has run;
+ * the reference backend's is dem_ref_wall_list of its slots. For tests. Returns the number of
+ * entries, or -1: a device failure (with a message), or a remote device (its list stays on its
+ * server). */
+long dem_engine_wall_list(dem_engine_t *e, int32_t *list);
 /* The work done by the most recent kernel call (for the cost model). */
 dem_engine_work_t dem_engine_last_work(const dem_engine_t *e);
 /* Kernel timing, for the calibration tool (validation/calibrate_cost; a run with

@@ -117,7 +117,19 @@ dem_search_result_t dem_ref_search(dem_particles_t *p, const dem_params_t *prm, 
     res.pairs += used;
     for (int k = 0; k < used; ++k) res.walls += ngid[k] < 0;
   }
+  res.wall_particles = (double)dem_ref_wall_list(p, NULL);
   return res;
+}
+
+size_t dem_ref_wall_list(const dem_particles_t *p, int32_t *list)
+{
+  size_t count = 0;
+  for (size_t i = 0; i < p->n; ++i) {
+    if (!(p->nbr_count[i] > 0 && p->nbr_index[i * (size_t)p->slots] < 0)) continue;
+    if (list) list[count] = (int32_t)i;
+    count++;
+  }
+  return count;
 }
 
 int dem_ref_brute_neighbors(const dem_particles_t *p, const dem_params_t *prm, size_t i, dem_gid_t *gids, int max)

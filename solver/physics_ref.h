@@ -21,6 +21,7 @@ struct dem_grid;
 typedef struct dem_search_result {
   double pairs;          /* slots written (walls included) */
   double walls;          /* of which wall slots */
+  double wall_particles; /* owned particles with wall slots (dem_ref_wall_list) */
   int overflow;          /* 1 when some particle has more than DEM_MAX_NEIGHBORS partners */
   dem_gid_t overflow_gid;  /* its global id */
   int overflow_count;    /* how many partners it has */
@@ -52,6 +53,11 @@ double dem_ref_mass_factor(const struct dem_params *prm);
 /* Rebuilds the slots of every owned particle from the grid (built over [0, n + n_ghost) with
  * cells >= 2 r_max + skin), carrying each still-listed partner's spring (matched by gid). */
 dem_search_result_t dem_ref_search(dem_particles_t *p, const struct dem_params *prm, const struct dem_grid *g);
+
+/* The wall list of the kernels (kernels/boundaries.cl: dem_wall_list): the owned particles that
+ * have wall slots (their first slot is a wall: walls have negative gids and come first),
+ * ascending, into list (when not NULL, room for p->n). Returns how many. */
+size_t dem_ref_wall_list(const dem_particles_t *p, int32_t *list);
 
 /* force, torque = sum over particle slots (walls skipped), springs updated */
 dem_force_result_t dem_ref_forces(dem_particles_t *p, const struct dem_params *prm);

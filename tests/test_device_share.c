@@ -75,9 +75,10 @@ static int rank_repartition(rank_state_t *r, int rank, int round)
 }
 
 /* one whole step, queued without waiting: the kick-drift (half a kick on the store's second
- * step, as velocity Verlet starts), then the forces in two launches, the second at a global
- * offset as the forces ahead of the ghost exchange are; the first step of a store only computes
- * the forces */
+ * step, as velocity Verlet starts), then the forces in two ranges, the second at a global
+ * offset as the forces ahead of the ghost exchange are, each a pair pass and a wall pass (its
+ * list, rebuilt after each bind, is empty here: the particles are away from the walls); the
+ * first step of a store only computes the forces */
 static int rank_step(rank_state_t *r)
 {
   size_t n = r->p->n, half = n * (size_t)(r->steps % STEPS + 1) / (STEPS + 2);
@@ -86,7 +87,9 @@ static int rank_step(rank_state_t *r)
       check(r, dem_device_kick_drift(r->dev, r->steps == 1 ? 0.5 : 1.0, &bytes), "kick-drift") != 0)
     return -1;
   if (check(r, dem_device_forces_range(r->dev, DEM_DEVICE_FORCES_ALL, 0, half), "forces [0, half)") != 0 ||
-      check(r, dem_device_forces_range(r->dev, DEM_DEVICE_FORCES_ALL, half, n), "forces [half, n)") != 0)
+      check(r, dem_device_forces_range(r->dev, DEM_DEVICE_WALLS_ALL, 0, half), "walls [0, half)") != 0 ||
+      check(r, dem_device_forces_range(r->dev, DEM_DEVICE_FORCES_ALL, half, n), "forces [half, n)") != 0 ||
+      check(r, dem_device_forces_range(r->dev, DEM_DEVICE_WALLS_ALL, half, n), "walls [half, n)") != 0)
     return -1;
   r->steps++;
   return 0;

@@ -1,9 +1,9 @@
 /* Every OpenCL kernel against its plain-C reference (solver/physics_ref.c): each kernel alone on
  * one step from a state with live contact history, then 100 whole steps (where the engine fuses
- * forces, boundaries and external into one kernel), on a 10,000-particle simple cubic packing
- * with ghosts, once with the particles apart (diameter 0.99 x spacing) and once in contact
- * (1.001 x spacing). Contact sets must be identical; every field must agree within 1e-12 of its
- * largest magnitude. */
+ * forces, boundaries and external into a pair pass and a wall pass), on a 10,000-particle simple
+ * cubic packing with ghosts, once with the particles apart (diameter 0.99 x spacing) and once in
+ * contact (1.001 x spacing); and the wall list. Contact sets must be identical; every field must
+ * agree within 1e-12 of its largest magnitude. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -310,6 +310,47 @@ static void test_forces_ahead(void)
   twin_close(&t);
 }
 
+/* The wall list (kernels/boundaries.cl: dem_wall_list) against its reference after a search, and
+ * after the host replaced slots (as a restart or a migration does): the device rebuilds it before
+ * the next wall pass. Here a listed particle loses its slots on the host: were the list stale, the
+ * wall pass would add its gravity a second time. */
+static void test_wall_list(void)
+{
+  twin_t t;
+  CU_ASSERT_EQUAL_FATAL(twin_open(&t, 0.99, 3), 0);
+  CU_ASSERT_EQUAL_FATAL(dem_engine_search(t.ref), 0);
+  CU_ASSERT_EQUAL_FATAL(twin_check(t.cl, dem_engine_search(t.cl)), 0);
+  int32_t *la = calloc(t.a->n, sizeof(int32_t)), *lb = calloc(t.b->n, sizeof(int32_t));
+  CU_ASSERT_FATAL(la && lb);
+  long na = dem_engine_wall_list(t.ref, la), nb = dem_engine_wall_list(t.cl, lb);
+  if (nb < 0) fprintf(stderr, "wall list: %s\n", dem_engine_error(t.cl));
+  /* the lattice's faces on the three lower walls (the top layer is ghosts) */
+  CU_ASSERT(na > 0 && na < (long)t.a->n);
+  CU_ASSERT_EQUAL(na, nb);
+  CU_ASSERT(na == nb && memcmp(la, lb, (size_t)na * sizeof(int32_t)) == 0);
+  printf("\n    %ld of %zu particles listed after the search", na, t.a->n);
+
+  CU_ASSERT_EQUAL(twin_compare(&t, DEM_F_SLOTS, "search"), 0); /* pulls the OpenCL slots */
+  const size_t gone = (size_t)la[0];
+  t.a->nbr_count[gone] = 0;
+  t.b->nbr_count[gone] = 0;
+  CU_ASSERT_EQUAL_FATAL(twin_check(t.cl, dem_engine_push(t.cl, DEM_F_SLOTS, 0, t.b->n)), 0);
+  /* forces on these slots, no search in between */
+  dem_engine_t *both[2] = {t.ref, t.cl};
+  for (int k = 0; k < 2; ++k)
+    CU_ASSERT_EQUAL_FATAL(twin_check(both[k], dem_engine_forces(both[k])) || dem_engine_boundaries(both[k]) ||
+                            twin_check(both[k], dem_engine_external(both[k])), 0);
+  CU_ASSERT_EQUAL(twin_compare(&t, DEM_F_FORCE | DEM_F_TORQUE | DEM_F_SLOTS, "slots pushed"), 0);
+  na = dem_engine_wall_list(t.ref, la);
+  nb = dem_engine_wall_list(t.cl, lb);
+  CU_ASSERT_EQUAL(na, nb);
+  CU_ASSERT(na == nb && memcmp(la, lb, (size_t)na * sizeof(int32_t)) == 0);
+  CU_ASSERT(na > 0 && la[0] != (int32_t)gone);
+  free(la);
+  free(lb);
+  twin_close(&t);
+}
+
 static void test_run_apart(void) { check_run(0.99); }
 static void test_run_contact(void) { check_run(1.001); }
 
@@ -320,6 +361,7 @@ static CU_TestInfo tests[] = {
   {"100 steps, particles in contact", test_run_contact},
   {"store reallocated, engine resized", test_resize},
   {"forces started ahead for half the particles", test_forces_ahead},
+  {"wall list, after a search and after slots pushed", test_wall_list},
   CU_TEST_INFO_NULL,
 };
 

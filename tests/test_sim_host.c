@@ -64,17 +64,19 @@ static void test_cost_model(void)
   CU_ASSERT_EQUAL(dem_clock_charge(&nokind), -1);
 }
 
-/* The fused force kernel reads and writes each particle's own data once: by hand from
- * sim/cost.c, 10 particles, 120 particle slots of which 60 in contact, no walls:
- * FORCES_ALL = 132 x 10 + 60 x 120 + 72 x 60 = 12,840 B, the same as FORCES alone, while the three
- * separate kernels also move BOUNDARIES' 108 x 10 and EXTERNAL's 56 x 10: 164 B per particle more.
- * Flops: 12 x 10 + 11 x 120 + 151 x 60 = 10,500 (FORCES 3 per particle + EXTERNAL 9). */
+/* The fused pair pass reads and writes each particle's own data once: by hand from
+ * sim/cost.c, 10 particles, 120 particle slots of which 60 in contact: FORCES_ALL = 132 x 10 +
+ * 60 x 120 + 72 x 60 = 12,840 B, the same as FORCES alone, while FORCES and EXTERNAL apart also
+ * move EXTERNAL's 56 x 10. Flops: 12 x 10 + 11 x 120 + 151 x 60 = 10,500 (FORCES 3 per particle
+ * + EXTERNAL 9). The wall pass (BOUNDARIES) is charged per particle of the wall list: 3 listed
+ * particles with 4 wall slots, 2 in contact: 112 x 3 + 36 x 4 + 72 x 2 = 624 B, 2 x 4 + 120 x 2
+ * = 248 flops, nothing for the particles away from the walls. */
 static void test_fused_forces(void)
 {
   sim_cost_t all, f, b, x, w;
   dem_work_t fused = {.kind = DEM_WORK_FORCES_ALL, .particles = 10, .pairs = 120, .contacts = 60};
   dem_work_t forces = {.kind = DEM_WORK_FORCES, .particles = 10, .pairs = 120, .contacts = 60};
-  dem_work_t walls = {.kind = DEM_WORK_BOUNDARIES, .particles = 10};
+  dem_work_t walls = {.kind = DEM_WORK_BOUNDARIES, .particles = 3, .pairs = 4, .contacts = 2};
   dem_work_t ext = {.kind = DEM_WORK_EXTERNAL, .particles = 10};
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&fused, &all), 0);
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&forces, &f), 0);
@@ -82,15 +84,17 @@ static void test_fused_forces(void)
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&ext, &x), 0);
   CU_ASSERT_DOUBLE_EQUAL(all.bytes, 12840.0, 1e-9);
   CU_ASSERT_DOUBLE_EQUAL(all.flops, 10500.0, 1e-9);
-  CU_ASSERT_DOUBLE_EQUAL(f.bytes + b.bytes + x.bytes - all.bytes, 164.0 * 10, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(f.bytes + x.bytes - all.bytes, 56.0 * 10, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(f.flops + x.flops, all.flops, 1e-9);
   CU_ASSERT_EQUAL(all.place, SIM_ON_DEVICE);
-  /* wall slots and contacts: 28 and 24 B, 2 and 99 flops each */
-  fused.walls = 4, fused.wall_contacts = 2;
-  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&fused, &w), 0);
-  CU_ASSERT_DOUBLE_EQUAL(w.bytes - all.bytes, 4 * 28.0 + 2 * 24.0, 1e-9);
-  CU_ASSERT_DOUBLE_EQUAL(w.flops - all.flops, 4 * 2.0 + 2 * 99.0, 1e-9);
-  fused.walls = -1;
-  CU_ASSERT_EQUAL(sim_cost_of(&fused, &w), -1);
+  CU_ASSERT_DOUBLE_EQUAL(b.bytes, 624.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(b.flops, 248.0, 1e-9);
+  CU_ASSERT_EQUAL(b.place, SIM_ON_DEVICE);
+  walls.particles = 0, walls.pairs = 0, walls.contacts = 0;
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&walls, &w), 0);
+  CU_ASSERT_DOUBLE_EQUAL(w.bytes + w.flops, 0.0, 1e-12);
+  walls.pairs = -1;
+  CU_ASSERT_EQUAL(sim_cost_of(&walls, &w), -1);
 }
 
 /* Traffic as the hardware moves it (sim_cost_cpu_traffic), by hand from sim/cost.c for the

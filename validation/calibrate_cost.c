@@ -342,18 +342,18 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
   outside = 0;
   for (int k = 0; k < T_COUNT; ++k) {
     dem_work_t w = {.kind = timed_kinds[k], .particles = n};
+    /* the wall pass over the wall list: the boundaries kernel, and the fused step's second one */
+    dem_work_t walls = {.kind = DEM_WORK_BOUNDARIES, .particles = ww.particles, .pairs = ww.pairs,
+                        .contacts = ww.contacts};
     switch (k) {
     case T_SEARCH: w.pairs = slots; break;
     case T_BINNING: w.particles = (double)(p->n + p->n_ghost); break;
-    case T_FORCES: w.pairs = pw.pairs, w.contacts = pw.contacts; break;
-    case T_BOUNDARIES: w.pairs = ww.pairs, w.contacts = ww.contacts; break;
-    case T_FORCES_ALL:
-      w.pairs = pw.pairs, w.contacts = pw.contacts, w.walls = ww.pairs, w.wall_contacts = ww.contacts;
-      break;
+    case T_FORCES: case T_FORCES_ALL: w.pairs = pw.pairs, w.contacts = pw.contacts; break;
+    case T_BOUNDARIES: w = walls; break;
     default: break;
     }
-    sim_cost_t c;
-    if (sim_cost_of(&w, &c) != 0) {
+    sim_cost_t c, cw = {0};
+    if (sim_cost_of(&w, &c) != 0 || (k == T_FORCES_ALL && walls.particles > 0.0 && sim_cost_of(&walls, &cw) != 0)) {
       fprintf(stderr, "calibrate_cost: the cost model rejected %s\n", timed_names[k]);
       outside = -1;
       goto done;
@@ -362,19 +362,24 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
     qsort(u[k], (size_t)o->reps, sizeof(double), cmp_double);
     const int cores = c.place == SIM_ON_HOST ? 1 : pl->cores;
     double best = t[k][0], median = t[k][o->reps / 2], cpu = u[k][o->reps / 2] / cores;
-    double t_flop = c.flops / (cores * pl->core_flops);
-    double traffic = sim_cost_cpu_traffic(&c, pl->line, pl->llc, pl->core_bw / pl->gather_bw);
+    const int pass2 = cw.flops > 0.0 || cw.bytes > 0.0; /* the fused step's wall pass */
+    double flops = c.flops + cw.flops;
+    double t_flop = flops / (cores * pl->core_flops);
+    double traffic = sim_cost_cpu_traffic(&c, pl->line, pl->llc, pl->core_bw / pl->gather_bw) +
+                     (pass2 ? sim_cost_cpu_traffic(&cw, pl->line, pl->llc, pl->core_bw / pl->gather_bw) : 0.0);
     double t_mem = traffic / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
                                                      : min2(pl->cores * pl->core_bw, pl->node_bw));
-    double roof = t_flop + t_mem, charged = predict(pl, &c);
+    double roof = t_flop + t_mem, charged = predict(pl, &c) + (pass2 ? predict(pl, &cw) : 0.0);
     double ratio = best / roof;
     int bad = o->check > 0.0 && (ratio > o->check || ratio < 1.0 / o->check);
     outside += bad;
+    const int fused = k == T_FORCES_ALL;
     printf("%-7s %6.0f %-10s %7.0f %7.0f %5.0f %5.0f | %9.3g %9.3g | %9.1f %9.1f %9.1f | %6.2f %6.2f | %9.1f %-4s "
            "%9.1f | %6.2f%s\n",
-           pk->name, w.particles, timed_names[k], w.pairs, w.contacts, w.walls, w.wall_contacts, c.flops, traffic,
-           1e6 * best, 1e6 * median, 1e6 * cpu, 1e-9 * traffic / best, 1e-9 * c.flops / best, 1e6 * roof,
-           t_mem >= t_flop ? "mem" : "flop", 1e6 * charged, ratio, bad ? "  OUTSIDE" : "");
+           pk->name, w.particles, timed_names[k], w.pairs, w.contacts, fused ? ww.pairs : 0.0,
+           fused ? ww.contacts : 0.0, flops, traffic, 1e6 * best, 1e6 * median, 1e6 * cpu, 1e-9 * traffic / best,
+           1e-9 * flops / best, 1e6 * roof, t_mem >= t_flop ? "mem" : "flop", 1e6 * charged, ratio,
+           bad ? "  OUTSIDE" : "");
   }
   printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
          "search", candidates, SEARCH_CANDIDATES_MODEL);
@@ -446,8 +451,10 @@ int main(int argc, char **argv)
   printf("# times in us. best, median: device time of %d repetitions (OpenCL profiling; binning: host wall\n"
          "#   clock); cpu: median process CPU time over the cores used (PoCL's threads: what the kernel costs\n"
          "#   on an idle machine if its work splits evenly; the search's excludes the host binning)\n", o.reps);
-  printf("# counts as the engine reports them to the clock (boundaries: wall slots and contacts in pairs,\n"
-         "#   contacts); bytes: the model's DRAM traffic; GB/s, GF/s: traffic and flops over the best time\n");
+  printf("# counts as the engine reports them to the clock (boundaries: the wall pass, n = the particles\n"
+         "#   of the wall list, wall slots and contacts in pairs, contacts; forces_all: the pair pass over\n"
+         "#   all n, then the wall pass over the listed ones, its slots and contacts in walls, wallc, two\n"
+         "#   launches); bytes: the model's DRAM traffic; GB/s, GF/s: traffic and flops over the best time\n");
   printf("# model: flops / (cores x rate) + traffic / bandwidth, bound: its larger term;\n"
          "#   charged: what the SMPI build charges (sim/membus.c: launch latency added to the flop term);\n"
          "#   ratio: best / model\n");

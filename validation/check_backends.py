@@ -6,8 +6,8 @@
 Runs case 1 (scenarios/case1.cfg: four containers, 20,000 particles, 60 steps, a repartition every
 30) with device.backend = opencl and = reference, and checks that the simulated total times agree
 within 0.5 % and every rank's computational load within 3 %. Both backends report the same counts
-to the clock (solver/engine.c: the reference backend charges one fused FORCES_ALL per step with
-the previous evaluation's contact counts, as the device does). What remains is charged by the
+to the clock (solver/engine.c: the reference backend charges the fused step, FORCES_ALL and the
+wall pass's BOUNDARIES, with the previous evaluation's contact counts, as the device does). What remains is charged by the
 OpenCL backend only: its host<->device copies (on a CPU container, a launch latency each:
 sim/clock.c), a few per step; they move a rank's load by about 1 % and the total by about 0.02 %
 (measured: 0.30266 s against 0.30271 s at 20,000 particles x 100 steps; 0.9329 s against

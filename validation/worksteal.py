@@ -90,8 +90,8 @@ def claim(runs):
         return "The sweep did not include 100 ms and 100 KB/s: the claim is not checked."
     held = e["crws"] >= 0.95 and e["rws"] < 0.95
     one = min(r["time_s"] for r in runs if r["n_sites"] == 1)
-    scale = (f" The single-site run lasts {one:.1f} s, {one / 0.2:.0f} wide-area round trips of 2 x 100 ms (more "
-             "under SMPI's latency factor for small messages): every site but the first waits at least one "
+    scale = (f" The single-site run lasts {one:.1f} s, {one / 0.2:.0f} wide-area round trips of 2 x 100 ms (SMPI's "
+             "latency factor, fitted on a LAN, multiplies the LAN links only: sim/netfactor.cpp): every site but the first waits at least one "
              "round trip for its first task. Longer runs (a larger N: each step up is about 6 to 7 times the work) "
              "amortise those round trips; this sweep keeps to minutes of wall time.")
     return (f"At 100 ms and 100 KB/s, CRWS reaches {100 * e['crws']:.1f} % of its single-site speed-up and "

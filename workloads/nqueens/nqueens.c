@@ -5,6 +5,10 @@
 #include "search.h"
 #include "steal.h"
 
+#ifdef DEMSIM_SMPI
+#include "netfactor.h"
+#endif
+
 #include <jansson.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -251,6 +255,14 @@ int main(int argc, char **argv)
     return 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+#ifdef DEMSIM_SMPI
+  /* the WAN's latency as the platform gives it, as for the DEM (sim/netfactor.h) */
+  char err[256];
+  if (sim_netfactor_install(err, sizeof err)) {
+    fprintf(stderr, "nqueens: %s\n", err);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+#endif
   int rc = parse_options(argc, argv, &o, rank);
   if (rc == 0)
     rc = run(&o, rank, size);

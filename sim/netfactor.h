@@ -1,0 +1,26 @@
+/* SMPI's latency factor applied to the LAN part of a route only: links with the property
+ * wide_area = "1" (the WAN links of platforms/make_platforms.py) keep their latency as given.
+ * netfactor.cpp explains why. */
+#ifndef DEMSIM_SIM_NETFACTOR_H
+#define DEMSIM_SIM_NETFACTOR_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Installs the route-aware factor in SimGrid's network model (once per process; later calls do
+ * nothing). 0, or -1 with a message (smpi/lat-factor unreadable). */
+int sim_netfactor_install(char *err, size_t errlen);
+/* SMPI's factor for a message of `size` bytes (smpi/lat-factor as read by the install). */
+double sim_netfactor_smpi(double size);
+/* The factor of a route whose LAN links add up to lan_latency and whose wide-area links to
+ * wan_latency (s): f(size) x lan + wan over lan + wan; SMPI's own factor without a WAN. */
+double sim_netfactor_route(double size, double lan_latency, double wan_latency);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
