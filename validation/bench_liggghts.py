@@ -292,23 +292,27 @@ def parse_args():
 
 
 def report(a, steps, results):
-    print(f"{'lattice':<8} {'pair':>4} {'demsim p-steps/s':>17} {'LIGGGHTS p-steps/s':>19} {'ratio':>6}")
+    print(f"{'lattice':<8} {'pair':>4} {'demsim p-steps/s':>17} {'LIGGGHTS p-steps/s':>19} {'ratio':>6} {'load':>5}")
     summary = []
     for lat in a.lattices:
         rs = results[lat]
         for k, (d, g) in enumerate(rs):
-            print(f"{lat:<8} {k + 1:>4} {d['psteps']:>17.4g} {g['psteps']:>19.4g} {d['psteps'] / g['psteps']:>6.2f}")
+            print(f"{lat:<8} {k + 1:>4} {d['psteps']:>17.4g} {g['psteps']:>19.4g} {d['psteps'] / g['psteps']:>6.2f} "
+                  f"{d['load']:>5.2f}")
         summary.append((lat, rs))
-    print(f"\n{'lattice':<8} {'demsim':>10} {'LIGGGHTS':>10} {'ratio':>6}   {'KE end demsim J':>16} {'LIGGGHTS J':>12} "
+    print(f"\n{'lattice':<8} {'demsim':>10} {'LIGGGHTS':>10} {'ratio':>6} {'best':>5}   {'KE end demsim J':>16} {'LIGGGHTS J':>12} "
           f"{'KE ratio':>9}   {'contacts demsim':>15} {'LIGGGHTS':>9}")
     for lat, rs in summary:
         med = statistics.median
         d, g = rs[-1]
         print(f"{lat:<8} {med(x['psteps'] for x, _ in rs):>10.4g} {med(y['psteps'] for _, y in rs):>10.4g} "
-              f"{med(x['psteps'] / y['psteps'] for x, y in rs):>6.2f}   {d['ke']:>16.7g} {g['ke']:>12.7g} "
+              f"{med(x['psteps'] / y['psteps'] for x, y in rs):>6.2f} "
+              f"{max(x['psteps'] for x, _ in rs) / max(y['psteps'] for _, y in rs):>5.2f}   {d['ke']:>16.7g} {g['ke']:>12.7g} "
               f"{d['ke'] / g['ke'] if g['ke'] else float('nan'):>9.5f}   {d['contacts']:>15} {g['contacts']:>9}")
-    print("\n(median particle-steps/s; ratio = median of the pairs' demsim / LIGGGHTS; KE: translational + rotational "
-          "at the last step; contacts: particle pairs touching at the last step, counted from both sides)")
+    print("\n(median particle-steps/s; ratio = median of the pairs' demsim / LIGGGHTS; best = fastest demsim run / fastest "
+          "LIGGGHTS run, the least disturbed of each on a shared machine; load: 1-minute load average before the pair; "
+          "KE: translational + rotational at the last step; contacts: particle pairs touching at the last step, counted "
+          "from both sides)")
     print("\nwhere the loop time went (median of the pairs, s):")
     for lat, rs in summary:
         med = statistics.median
@@ -348,6 +352,7 @@ def main():
                 # alternate which code goes first, so a slow start of the machine's other work
                 # does not always land on the same side
                 d_out = os.path.join(out, lat, f"demsim-{r + 1}")
+                load = float(open("/proc/loadavg").read().split()[0])
                 run_d = lambda: run_demsim(a.demsim, cfgs[lat], a.particles, steps, vals[lat]["problem.box"], d_out)  # noqa: E731
                 run_g = lambda: run_liggghts(launch, decks[lat], a.particles, steps)  # noqa: E731
                 if r % 2 == 0:
@@ -356,6 +361,7 @@ def main():
                 else:
                     g = run_g()
                     d = run_d()
+                d["load"] = load
                 results[lat].append((d, g))
     except RuntimeError as e:
         print(f"bench_liggghts.py: a run failed: {e}", file=sys.stderr)
