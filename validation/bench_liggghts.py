@@ -325,6 +325,21 @@ def report(a, steps, results):
     print(f"# load average at the end {' '.join(open('/proc/loadavg').read().split()[:3])}")
 
 
+def run_pair(a, r, lat, scenario, liggghts, steps, out):
+    """Pair r of lattice lat: demsim (scenario = cfg, box) and LIGGGHTS (launch, deck); which code
+    goes first alternates, so that the machine's other work does not always hit the same side."""
+    load = float(open("/proc/loadavg").read().split()[0])
+    d_out = os.path.join(out, lat, f"demsim-{r + 1}")
+    if r % 2 == 0:
+        d = run_demsim(a.demsim, scenario[0], a.particles, steps, scenario[1], d_out)
+        g = run_liggghts(liggghts[0], liggghts[1], a.particles, steps)
+    else:
+        g = run_liggghts(liggghts[0], liggghts[1], a.particles, steps)
+        d = run_demsim(a.demsim, scenario[0], a.particles, steps, scenario[1], d_out)
+    d["load"] = load
+    return d, g
+
+
 def main():
     a = parse_args()
     try:
@@ -349,20 +364,8 @@ def main():
     try:
         for r in range(a.repeat):
             for lat in a.lattices:
-                # alternate which code goes first, so a slow start of the machine's other work
-                # does not always land on the same side
-                d_out = os.path.join(out, lat, f"demsim-{r + 1}")
-                load = float(open("/proc/loadavg").read().split()[0])
-                run_d = lambda: run_demsim(a.demsim, cfgs[lat], a.particles, steps, vals[lat]["problem.box"], d_out)  # noqa: E731
-                run_g = lambda: run_liggghts(launch, decks[lat], a.particles, steps)  # noqa: E731
-                if r % 2 == 0:
-                    d = run_d()
-                    g = run_g()
-                else:
-                    g = run_g()
-                    d = run_d()
-                d["load"] = load
-                results[lat].append((d, g))
+                results[lat].append(run_pair(a, r, lat, (cfgs[lat], vals[lat]["problem.box"]), (launch, decks[lat]),
+                                             steps, out))
     except RuntimeError as e:
         print(f"bench_liggghts.py: a run failed: {e}", file=sys.stderr)
         return 1
