@@ -137,6 +137,18 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   args[k++] = (char *)s->platform;
   args[k++] = "-hostfile";
   args[k++] = hostfile;
+  /* SMPI copies privatised libraries into its temporary directory under names made of the rank
+   * and the library's name only (smpi_global.cpp): two runs at once (a sweep's -j 2) would
+   * overwrite each other's copies. Each run gets its own directory, removed after it
+   * (smpirun takes it from TMPDIR: its -tmpdir option takes the directory for the program). */
+  char tmp[DEM_PATH_MAX], saved[DEM_PATH_MAX] = "";
+  const char *base = getenv("TMPDIR");
+  if (base) snprintf(saved, sizeof saved, "%s", base);
+  snprintf(tmp, sizeof tmp, "%s/demsim-smpi-XXXXXX", base && *base ? base : "/tmp");
+  if (!cli->dry_run && !mkdtemp(tmp)) {
+    fprintf(stderr, "demsim: cannot create a temporary directory %s: %s\n", tmp, strerror(errno));
+    return 1;
+  }
   /* computations are charged explicitly by sim/ (kernels run in OpenCL threads SMPI cannot see) */
   args[k++] = "--cfg=smpi/simulate-computation:no";
   args[k++] = "--cfg=smpi/display-timing:no";
@@ -161,9 +173,16 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   snprintf(summary, sizeof summary, "%s/summary.json", s->out_dir);
   if (unlink(summary) && errno != ENOENT) {
     fprintf(stderr, "demsim: cannot remove the previous %s: %s\n", summary, strerror(errno));
+    rmdir(tmp);
     return 1;
   }
+  setenv("TMPDIR", tmp, 1);
   int rc = run_and_wait(args, 0);
+  if (saved[0])
+    setenv("TMPDIR", saved, 1);
+  else
+    unsetenv("TMPDIR");
+  rmdir(tmp); /* empty unless SMPI left copies behind: then kept, for a look */
   if (rc == 0 && access(summary, F_OK)) {
     fprintf(stderr, "demsim: the run stopped before writing %s (a rank aborted: see its message above)\n", summary);
     rc = 1;

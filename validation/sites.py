@@ -107,14 +107,15 @@ def table(scale, res):
         for strat in STRATEGIES:
             r = res.get((strat, wan))
             if not r:
-                lines.append(f"| {wan_name(wan)} | {strat} | FAILED | | | | | | | | | | |")
+                lines.append(f"| {wan_name(wan)} | {strat} | FAILED |" + " - |" * 10)
                 continue
             s = r["sites"]
-            gain = f"{(1 - r['time'] / flat['time']) * 100:+.1f} %" if strat == "hier" and flat else ""
+            gain = f"{(1 - r['time'] / flat['time']) * 100:+.1f} %" if strat == "hier" and flat else "-"
+            moves = s["site_moves"] if strat == "hier" else "-"  # flat has no sites' shares to hold
             lines.append(f"| {wan_name(wan)} | {strat} | {r['time']:.4g} | {gain} | {r['ghosts']:.3g} | "
                          f"{r['repartition']:.3g} | {s['wan_bytes_per_step'] / 1e3:.4g} kB | "
                          f"{s['wan_ghost_state_bytes_per_step'] / 1e3:.4g} kB | {s['wan_migration_bytes'] / 1e6:.3g} | "
-                         f"{s['migration_bytes'] / 1e6:.3g} | {s['site_moves']} | {s['final_weight_share'][1]:.3f} | "
+                         f"{s['migration_bytes'] / 1e6:.3g} | {moves} | {s['final_weight_share'][1]:.3f} | "
                          f"{r['lambda']:.1f} |")
     return lines
 
@@ -156,10 +157,10 @@ def threshold_table(scale, res):
              "WAN migration (MB) | site B share | final lambda (%) |", "|---|---|---|---|---|---|---|---|"]
     for t, r in sorted(rows, key=lambda x: x[0]):
         if not r:
-            lines.append(f"| {t:g} | FAILED | | | | | | |")
+            lines.append(f"| {t:g} | FAILED |" + " - |" * 6)
             continue
         s = r["sites"]
-        gain = f"{(1 - r['time'] / flat['time']) * 100:+.1f} %" if flat else ""
+        gain = f"{(1 - r['time'] / flat['time']) * 100:+.1f} %" if flat else "-"
         lines.append(f"| {t:g} | {r['time']:.4g} | {gain} | {r['repartition']:.3g} | {s['site_moves']} | "
                      f"{s['wan_migration_bytes'] / 1e6:.3g} | {s['final_weight_share'][1]:.3f} | {r['lambda']:.1f} |")
     every_time = [r for t, r in rows if r and r["sites"]["site_moves"] == r["repartitions"]]
