@@ -59,30 +59,7 @@
 extern const char dem_kernel_source[];
 extern const size_t dem_kernel_source_len;
 
-enum { B_ID, B_POS, B_VEL, B_OMEGA, B_FORCE, B_TORQUE, B_RADIUS, B_NBR_COUNT, B_NBR_INDEX, B_NBR_GID,
-       B_SPRING, B_COUNT };
-
-/* per-particle buffers: the store field they wrap, bytes per particle (per slot where `slotted`:
- * the store has p->slots slots per particle), engine field flag */
-static const struct {
-  size_t offset;
-  size_t bytes;
-  unsigned flag;
-  const char *name;
-  int slotted;
-} dem_bufs[B_COUNT] = {
-  {offsetof(dem_particles_t, id), sizeof(dem_gid_t), DEM_F_ID, "id", 0},
-  {offsetof(dem_particles_t, pos), 3 * sizeof(double), DEM_F_POS, "pos", 0},
-  {offsetof(dem_particles_t, vel), 3 * sizeof(double), DEM_F_VEL, "vel", 0},
-  {offsetof(dem_particles_t, omega), 3 * sizeof(double), DEM_F_OMEGA, "omega", 0},
-  {offsetof(dem_particles_t, force), 3 * sizeof(double), DEM_F_FORCE, "force", 0},
-  {offsetof(dem_particles_t, torque), 3 * sizeof(double), DEM_F_TORQUE, "torque", 0},
-  {offsetof(dem_particles_t, radius), sizeof(double), DEM_F_RADIUS, "radius", 0},
-  {offsetof(dem_particles_t, nbr_count), sizeof(int32_t), DEM_F_SLOTS, "nbr_count", 0},
-  {offsetof(dem_particles_t, nbr_index), sizeof(int32_t), DEM_F_SLOTS, "nbr_index", 1},
-  {offsetof(dem_particles_t, nbr_gid), sizeof(dem_gid_t), DEM_F_SLOTS, "nbr_gid", 1},
-  {offsetof(dem_particles_t, spring), 3 * sizeof(double), DEM_F_SLOTS, "spring", 1},
-};
+/* the OpenCL buffers wrap the store's arrays, one buffer per entry of dem_engine_arrays (engine.h) */
 
 #define DEM_COUNTERS 4 /* uints per set of step counters (kernels/common.cl) */
 #define DEM_WALL_GROUP 8 /* wall list entries per work-item of the wall pass (kernels/boundaries.cl) */
@@ -116,7 +93,7 @@ struct dem_device {
   cl_program program; /* shared->program */
   cl_kernel kernels[K_COUNT];
   size_t max_local;   /* work-group size: 1024 on a CPU, 64 on a GPU, or the device limit */
-  cl_mem bufs[B_COUNT];
+  cl_mem bufs[DEM_ARRAY_COUNT];
   cl_mem params;      /* DEM_DEVICE_P_COUNT doubles */
   cl_mem counters[2]; /* two sets of DEM_COUNTERS uints used on alternate steps, see common.cl */
   int parity;         /* the set the force kernels fill now */
@@ -414,7 +391,7 @@ void dem_device_destroy(dem_device_t **dp)
   dem_device_t *d = *dp;
   if (d->queue) clFinish(d->queue);
   if (d->read_done) clReleaseEvent(d->read_done);
-  for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
+  for (int b = 0; b < DEM_ARRAY_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   dem_release_mem(&d->params);
   dem_release_mem(&d->counters[0]);
   dem_release_mem(&d->counters[1]);
@@ -442,13 +419,13 @@ const char *dem_device_error(const dem_device_t *d) { return d->err; }
 
 static void *dem_store_array(const dem_particles_t *p, int b)
 {
-  return *(void *const *)((const char *)p + dem_bufs[b].offset);
+  return *(void *const *)((const char *)p + dem_engine_arrays[b].offset);
 }
 
 /* bytes per particle of buffer b in the bound store */
 static size_t dem_row_bytes(const dem_device_t *d, int b)
 {
-  return dem_bufs[b].bytes * (dem_bufs[b].slotted ? (size_t)d->bound_slots : 1);
+  return dem_engine_arrays[b].bytes * (dem_engine_arrays[b].slotted ? (size_t)d->bound_slots : 1);
 }
 
 int dem_device_bind(dem_device_t *d, dem_particles_t *p)
@@ -456,16 +433,16 @@ int dem_device_bind(dem_device_t *d, dem_particles_t *p)
   DEM_CL(d, clFinish(d->queue));
   d->queued = 0;
   if (dem_device_wait_reads(d) != 0) return -1;
-  for (int b = 0; b < B_COUNT; ++b) dem_release_mem(&d->bufs[b]);
+  for (int b = 0; b < DEM_ARRAY_COUNT; ++b) dem_release_mem(&d->bufs[b]);
   d->p = p;
   d->bound_cap = p->cap;
   d->bound_slots = p->slots;
-  for (int b = 0; b < B_COUNT; ++b) {
+  for (int b = 0; b < DEM_ARRAY_COUNT; ++b) {
     cl_int rc;
     d->bufs[b] = clCreateBuffer(d->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, p->cap * dem_row_bytes(d, b),
                                 dem_store_array(p, b), &rc);
     if (rc != CL_SUCCESS)
-      return dem_device_fail(d, "clCreateBuffer(%s, %zu particles) on %s: error %d", dem_bufs[b].name, p->cap,
+      return dem_device_fail(d, "clCreateBuffer(%s, %zu particles) on %s: error %d", dem_engine_arrays[b].name, p->cap,
                              d->name, (int)rc);
   }
   /* the wall list is the device's own (a GPU keeps it in its memory): never copied, rebuilt from
@@ -504,10 +481,10 @@ static int dem_device_copy(dem_device_t *d, int to_host, int wait, unsigned fiel
                            first + count, d->bound_cap);
   if (!to_host && (fields & DEM_F_SLOTS) && first < d->p->n) d->walls_valid = 0; /* the wall list may be stale */
   int last = -1;
-  for (int b = 0; b < B_COUNT; ++b)
-    if (fields & dem_bufs[b].flag) last = b;
+  for (int b = 0; b < DEM_ARRAY_COUNT; ++b)
+    if (fields & dem_engine_arrays[b].flag) last = b;
   for (int b = 0; b <= last; ++b) {
-    if (!(fields & dem_bufs[b].flag)) continue;
+    if (!(fields & dem_engine_arrays[b].flag)) continue;
     size_t off = first * dem_row_bytes(d, b), len = count * dem_row_bytes(d, b);
     char *host = (char *)dem_store_array(d->p, b) + off;
     cl_bool block = to_host && wait && b == last ? CL_TRUE : CL_FALSE;
@@ -658,7 +635,7 @@ static int dem_device_launch_wall_list(dem_device_t *d)
   cl_int n = (cl_int)d->p->n, slots = d->bound_slots;
   const size_t m = sizeof(cl_mem);
   const size_t sizes[] = {sizeof(n), sizeof(slots), m, m, m, m};
-  const void *const vals[] = {&n, &slots, &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX], &d->walls, &d->status};
+  const void *const vals[] = {&n, &slots, &d->bufs[DEM_ARRAY_NBR_COUNT], &d->bufs[DEM_ARRAY_NBR_INDEX], &d->walls, &d->status};
   if (dem_device_args(d, K_WALL_LIST, 6, sizes, vals) != 0) return -1;
   return dem_device_launch(d, K_WALL_LIST);
 }
@@ -684,10 +661,10 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_s
                           sizeof(cl_mem), sizeof(mask), sizeof(ox), sizeof(oy), sizeof(oz), sizeof(h),
                           sizeof(slots), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
                           sizeof(cl_mem)};
-  const void *const vals[] = {&n, &d->params, &d->bufs[B_POS], &d->bufs[B_RADIUS], &d->bufs[B_ID],
+  const void *const vals[] = {&n, &d->params, &d->bufs[DEM_ARRAY_POS], &d->bufs[DEM_ARRAY_RADIUS], &d->bufs[DEM_ARRAY_ID],
                               &d->cell_start, &d->cell_sorted, &mask, &ox, &oy, &oz, &h, &slots,
-                              &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX], &d->bufs[B_NBR_GID],
-                              &d->bufs[B_SPRING], &d->status};
+                              &d->bufs[DEM_ARRAY_NBR_COUNT], &d->bufs[DEM_ARRAY_NBR_INDEX], &d->bufs[DEM_ARRAY_NBR_GID],
+                              &d->bufs[DEM_ARRAY_SPRING], &d->status};
   if (dem_device_args(d, K_SEARCH, 18, sizes, vals) != 0 || dem_device_launch(d, K_SEARCH) != 0 ||
       dem_device_launch_wall_list(d) != 0)
     return -1;
@@ -744,9 +721,9 @@ static int dem_device_walls(dem_device_t *d, int gravity, size_t first, size_t e
   cl_int count = d->wall_count, i0 = (cl_int)first, n = (cl_int)end, g = gravity, slots = d->bound_slots;
   const size_t m = sizeof(cl_mem), c = sizeof(cl_int);
   const size_t sizes[] = {c, c, c, c, c, m, m, m, m, m, m, m, m, m, m, m, m};
-  const void *const vals[] = {&count, &i0, &n, &g, &slots, &d->params, &d->walls, &d->bufs[B_POS],
-                              &d->bufs[B_VEL], &d->bufs[B_OMEGA], &d->bufs[B_RADIUS], &d->bufs[B_NBR_COUNT],
-                              &d->bufs[B_NBR_INDEX], &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
+  const void *const vals[] = {&count, &i0, &n, &g, &slots, &d->params, &d->walls, &d->bufs[DEM_ARRAY_POS],
+                              &d->bufs[DEM_ARRAY_VEL], &d->bufs[DEM_ARRAY_OMEGA], &d->bufs[DEM_ARRAY_RADIUS], &d->bufs[DEM_ARRAY_NBR_COUNT],
+                              &d->bufs[DEM_ARRAY_NBR_INDEX], &d->bufs[DEM_ARRAY_SPRING], &d->bufs[DEM_ARRAY_FORCE], &d->bufs[DEM_ARRAY_TORQUE],
                               &d->counters[d->parity]};
   if (dem_device_args(d, K_BOUNDARIES, 17, sizes, vals) != 0) return -1;
   return dem_device_launch_range(d, K_BOUNDARIES, 0, ((size_t)count + DEM_WALL_GROUP - 1) / DEM_WALL_GROUP);
@@ -764,7 +741,7 @@ int dem_device_forces_range(dem_device_t *d, dem_device_force_kernel_t which, si
   cl_int i0 = (cl_int)first, n = (cl_int)end;
   if (which == DEM_DEVICE_EXTERNAL) {
     const size_t sizes[] = {sizeof(i0), sizeof(n), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
-    const void *const vals[] = {&i0, &n, &d->params, &d->bufs[B_RADIUS], &d->bufs[B_FORCE]};
+    const void *const vals[] = {&i0, &n, &d->params, &d->bufs[DEM_ARRAY_RADIUS], &d->bufs[DEM_ARRAY_FORCE]};
     if (dem_device_args(d, K_EXTERNAL, 5, sizes, vals) != 0) return -1;
     return dem_device_launch_range(d, K_EXTERNAL, first, end);
   }
@@ -774,9 +751,9 @@ int dem_device_forces_range(dem_device_t *d, dem_device_force_kernel_t which, si
   cl_int slots = d->bound_slots;
   const size_t m = sizeof(cl_mem);
   const size_t sizes[] = {sizeof(i0), sizeof(n), sizeof(slots), m, m, m, m, m, m, m, m, m, m, m};
-  const void *const vals[] = {&i0, &n, &slots, &d->params, &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA],
-                              &d->bufs[B_RADIUS], &d->bufs[B_NBR_COUNT], &d->bufs[B_NBR_INDEX],
-                              &d->bufs[B_SPRING], &d->bufs[B_FORCE], &d->bufs[B_TORQUE], &d->counters[d->parity]};
+  const void *const vals[] = {&i0, &n, &slots, &d->params, &d->bufs[DEM_ARRAY_POS], &d->bufs[DEM_ARRAY_VEL], &d->bufs[DEM_ARRAY_OMEGA],
+                              &d->bufs[DEM_ARRAY_RADIUS], &d->bufs[DEM_ARRAY_NBR_COUNT], &d->bufs[DEM_ARRAY_NBR_INDEX],
+                              &d->bufs[DEM_ARRAY_SPRING], &d->bufs[DEM_ARRAY_FORCE], &d->bufs[DEM_ARRAY_TORQUE], &d->counters[d->parity]};
   if (dem_device_args(d, k, 14, sizes, vals) != 0) return -1;
   return dem_device_launch_range(d, k, first, end);
 }
@@ -788,8 +765,8 @@ int dem_device_kick_drift(dem_device_t *d, double kick, double *bytes)
   cl_mem *now = &d->counters[d->parity], *next = &d->counters[1 - d->parity];
   const size_t m = sizeof(cl_mem);
   const size_t sizes[] = {sizeof(n), m, sizeof(k), m, m, m, m, m, m, m, m};
-  const void *const vals[] = {&n, &d->params, &k, &d->bufs[B_RADIUS], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
-                              &d->bufs[B_POS], &d->bufs[B_VEL], &d->bufs[B_OMEGA], now, next};
+  const void *const vals[] = {&n, &d->params, &k, &d->bufs[DEM_ARRAY_RADIUS], &d->bufs[DEM_ARRAY_FORCE], &d->bufs[DEM_ARRAY_TORQUE],
+                              &d->bufs[DEM_ARRAY_POS], &d->bufs[DEM_ARRAY_VEL], &d->bufs[DEM_ARRAY_OMEGA], now, next};
   if (dem_device_args(d, K_KICK_DRIFT, 11, sizes, vals) != 0 || dem_device_launch(d, K_KICK_DRIFT) != 0) return -1;
   /* queued, not waited for: the counters arrive with the next wait, usually the one of the
    * search test (dem_device_counters), not with a wait of their own */
@@ -818,8 +795,8 @@ int dem_device_kick(dem_device_t *d)
   cl_int n = (cl_int)d->p->n;
   const size_t m = sizeof(cl_mem);
   const size_t sizes[] = {sizeof(n), m, m, m, m, m, m};
-  const void *const vals[] = {&n, &d->params, &d->bufs[B_RADIUS], &d->bufs[B_FORCE], &d->bufs[B_TORQUE],
-                              &d->bufs[B_VEL], &d->bufs[B_OMEGA]};
+  const void *const vals[] = {&n, &d->params, &d->bufs[DEM_ARRAY_RADIUS], &d->bufs[DEM_ARRAY_FORCE], &d->bufs[DEM_ARRAY_TORQUE],
+                              &d->bufs[DEM_ARRAY_VEL], &d->bufs[DEM_ARRAY_OMEGA]};
   if (dem_device_args(d, K_KICK, 7, sizes, vals) != 0) return -1;
   return dem_device_launch(d, K_KICK);
 }

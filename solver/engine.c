@@ -33,6 +33,7 @@
 #include "engine.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +47,20 @@
 #include "particles.h"
 #include "physics_ref.h"
 #include "remote.h"
+
+const dem_engine_array_t dem_engine_arrays[DEM_ARRAY_COUNT] = {
+  {offsetof(dem_particles_t, id), sizeof(dem_gid_t), DEM_F_ID, "id", 0},
+  {offsetof(dem_particles_t, pos), 3 * sizeof(double), DEM_F_POS, "pos", 0},
+  {offsetof(dem_particles_t, vel), 3 * sizeof(double), DEM_F_VEL, "vel", 0},
+  {offsetof(dem_particles_t, omega), 3 * sizeof(double), DEM_F_OMEGA, "omega", 0},
+  {offsetof(dem_particles_t, force), 3 * sizeof(double), DEM_F_FORCE, "force", 0},
+  {offsetof(dem_particles_t, torque), 3 * sizeof(double), DEM_F_TORQUE, "torque", 0},
+  {offsetof(dem_particles_t, radius), sizeof(double), DEM_F_RADIUS, "radius", 0},
+  {offsetof(dem_particles_t, nbr_count), sizeof(int32_t), DEM_F_SLOTS, "nbr_count", 0},
+  {offsetof(dem_particles_t, nbr_index), sizeof(int32_t), DEM_F_SLOTS, "nbr_index", 1},
+  {offsetof(dem_particles_t, nbr_gid), sizeof(dem_gid_t), DEM_F_SLOTS, "nbr_gid", 1},
+  {offsetof(dem_particles_t, spring), 3 * sizeof(double), DEM_F_SLOTS, "spring", 1},
+};
 
 enum { DEM_PENDING_FORCES = 1, DEM_PENDING_BOUNDARIES = 2 };
 

@@ -60,6 +60,21 @@ int dem_engine_compute_units(const dem_engine_t *e);
  * first/count select a particle range (e.g. the ghosts only). Fields: a bitmask. */
 enum { DEM_F_ID = 1, DEM_F_POS = 2, DEM_F_VEL = 4, DEM_F_OMEGA = 8, DEM_F_FORCE = 16,
        DEM_F_TORQUE = 32, DEM_F_RADIUS = 64, DEM_F_SLOTS = 128, DEM_F_ALL = 255 };
+/* The store's per-particle arrays, in this order, as the fields name them: where in
+ * dem_particles_t, bytes per particle (per slot when `slotted`: the store has p->slots slots per
+ * particle), field flag. The one table of them: the OpenCL buffers (device.c) and the device
+ * server's mirror (remote.c) both follow it. */
+enum { DEM_ARRAY_ID, DEM_ARRAY_POS, DEM_ARRAY_VEL, DEM_ARRAY_OMEGA, DEM_ARRAY_FORCE, DEM_ARRAY_TORQUE,
+       DEM_ARRAY_RADIUS, DEM_ARRAY_NBR_COUNT, DEM_ARRAY_NBR_INDEX, DEM_ARRAY_NBR_GID, DEM_ARRAY_SPRING,
+       DEM_ARRAY_COUNT };
+typedef struct dem_engine_array {
+  size_t offset;
+  size_t bytes;
+  unsigned flag;
+  const char *name;
+  int slotted;
+} dem_engine_array_t;
+extern const dem_engine_array_t dem_engine_arrays[DEM_ARRAY_COUNT];
 int dem_engine_pull(dem_engine_t *e, unsigned fields, size_t first, size_t count);
 int dem_engine_push(dem_engine_t *e, unsigned fields, size_t first, size_t count);
 /* As push, but returns once the copy is queued: the host rows must stay unchanged until the

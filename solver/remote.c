@@ -34,49 +34,30 @@ typedef struct reply {
   char name[120];
 } reply_t;
 
-/* the store's fields as the engine names them (DEM_F_*): where, bytes per particle (per slot
- * when slotted) */
-static const struct {
-  size_t offset, bytes;
-  unsigned flag;
-  int slotted;
-} fields_table[] = {
-  {offsetof(dem_particles_t, id), sizeof(dem_gid_t), DEM_F_ID, 0},
-  {offsetof(dem_particles_t, pos), 3 * sizeof(double), DEM_F_POS, 0},
-  {offsetof(dem_particles_t, vel), 3 * sizeof(double), DEM_F_VEL, 0},
-  {offsetof(dem_particles_t, omega), 3 * sizeof(double), DEM_F_OMEGA, 0},
-  {offsetof(dem_particles_t, force), 3 * sizeof(double), DEM_F_FORCE, 0},
-  {offsetof(dem_particles_t, torque), 3 * sizeof(double), DEM_F_TORQUE, 0},
-  {offsetof(dem_particles_t, radius), sizeof(double), DEM_F_RADIUS, 0},
-  {offsetof(dem_particles_t, nbr_count), sizeof(int32_t), DEM_F_SLOTS, 0},
-  {offsetof(dem_particles_t, nbr_index), sizeof(int32_t), DEM_F_SLOTS, 1},
-  {offsetof(dem_particles_t, nbr_gid), sizeof(dem_gid_t), DEM_F_SLOTS, 1},
-  {offsetof(dem_particles_t, spring), 3 * sizeof(double), DEM_F_SLOTS, 1},
-};
-enum { N_FIELDS = sizeof fields_table / sizeof fields_table[0] };
+/* the mirror holds the store's arrays of dem_engine_arrays (engine.h) */
 
 static size_t row_bytes(const dem_particles_t *p, int f)
 {
-  return fields_table[f].bytes * (fields_table[f].slotted ? (size_t)p->slots : 1);
+  return dem_engine_arrays[f].bytes * (dem_engine_arrays[f].slotted ? (size_t)p->slots : 1);
 }
 
 static char *field_base(const dem_particles_t *p, int f)
 {
-  return *(char *const *)((const char *)p + fields_table[f].offset);
+  return *(char *const *)((const char *)p + dem_engine_arrays[f].offset);
 }
 
 size_t dem_remote_rows_bytes(const dem_particles_t *p, unsigned fields, size_t count)
 {
   size_t b = 0;
-  for (int f = 0; f < N_FIELDS; f++)
-    if (fields & fields_table[f].flag) b += row_bytes(p, f) * count;
+  for (int f = 0; f < DEM_ARRAY_COUNT; f++)
+    if (fields & dem_engine_arrays[f].flag) b += row_bytes(p, f) * count;
   return b;
 }
 
 void dem_remote_pack(const dem_particles_t *p, unsigned fields, size_t first, size_t count, char *buf)
 {
-  for (int f = 0; f < N_FIELDS; f++) {
-    if (!(fields & fields_table[f].flag)) continue;
+  for (int f = 0; f < DEM_ARRAY_COUNT; f++) {
+    if (!(fields & dem_engine_arrays[f].flag)) continue;
     size_t rb = row_bytes(p, f);
     memcpy(buf, field_base(p, f) + first * rb, count * rb);
     buf += count * rb;
@@ -85,8 +66,8 @@ void dem_remote_pack(const dem_particles_t *p, unsigned fields, size_t first, si
 
 void dem_remote_unpack(dem_particles_t *p, unsigned fields, size_t first, size_t count, const char *buf)
 {
-  for (int f = 0; f < N_FIELDS; f++) {
-    if (!(fields & fields_table[f].flag)) continue;
+  for (int f = 0; f < DEM_ARRAY_COUNT; f++) {
+    if (!(fields & dem_engine_arrays[f].flag)) continue;
     size_t rb = row_bytes(p, f);
     memcpy(field_base(p, f) + first * rb, buf, count * rb);
     buf += count * rb;
