@@ -84,7 +84,10 @@ static void self_dir(char *buf, size_t len)
 
 int dem_launch_in_process(const dem_scenario_t *s) { (void)s; return 0; }
 
-static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+/* The checks only the SMPI build makes (platform, hosts, output directory), then DIR/hostfile:
+ * one line per rank, each ending with a newline (SimGrid drops an unterminated last line).
+ * 0, or 2 with a message. */
+static int write_hostfile(const dem_scenario_t *s, char *hostfile, size_t len)
 {
   if (!s->platform[0]) {
     fprintf(stderr, "demsim: %s: key 'platform.file': the SMPI build needs a SimGrid platform (e.g. "
@@ -112,9 +115,7 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
     fprintf(stderr, "demsim: key 'output.dir' = \"%s\": cannot create it: %s\n", s->out_dir, strerror(errno));
     return 2;
   }
-  /* one line per rank, each ending with a newline (SimGrid drops an unterminated last line) */
-  char hostfile[DEM_PATH_MAX + 16];
-  snprintf(hostfile, sizeof hostfile, "%s/hostfile", s->out_dir);
+  snprintf(hostfile, len, "%s/hostfile", s->out_dir);
   FILE *h = fopen(hostfile, "w");
   if (!h) {
     fprintf(stderr, "demsim: cannot write %s: %s\n", hostfile, strerror(errno));
@@ -123,7 +124,51 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   for (int r = 0; r < s->ranks; r++) fprintf(h, "%s\n", s->hosts[r % s->n_hosts]);
   if (s->server[0]) fprintf(h, "%s\n", s->server); /* the device server follows the ranks */
   fclose(h);
+  return 0;
+}
 
+/* Runs smpirun (args) and waits. SMPI copies privatised libraries into its temporary directory
+ * under names made of the rank and the library's name only (smpi_global.cpp): two runs at once
+ * (a sweep's -j 2) would overwrite each other's copies, so each run gets its own directory,
+ * removed after it (smpirun takes it from TMPDIR; its -tmpdir option takes the directory for
+ * the program). smpirun exits with 0 when a rank calls MPI_Abort (SimGrid kills the others and
+ * reports a deadlock): a run that ends well writes DIR/summary.json last, so one without it
+ * failed. 0, or 1 with a message. */
+static int run_smpirun(char **args, const char *out_dir)
+{
+  char summary[DEM_PATH_MAX + 16];
+  snprintf(summary, sizeof summary, "%s/summary.json", out_dir);
+  if (unlink(summary) && errno != ENOENT) {
+    fprintf(stderr, "demsim: cannot remove the previous %s: %s\n", summary, strerror(errno));
+    return 1;
+  }
+  char tmp[DEM_PATH_MAX], saved[DEM_PATH_MAX] = "";
+  const char *base = getenv("TMPDIR");
+  if (base) snprintf(saved, sizeof saved, "%s", base);
+  snprintf(tmp, sizeof tmp, "%s/demsim-smpi-XXXXXX", base && *base ? base : "/tmp");
+  if (!mkdtemp(tmp)) {
+    fprintf(stderr, "demsim: cannot create a temporary directory %s: %s\n", tmp, strerror(errno));
+    return 1;
+  }
+  setenv("TMPDIR", tmp, 1);
+  int rc = run_and_wait(args, 0);
+  if (saved[0])
+    setenv("TMPDIR", saved, 1);
+  else
+    unsetenv("TMPDIR");
+  rmdir(tmp); /* empty unless SMPI left copies behind: then kept, for a look */
+  if (rc == 0 && access(summary, F_OK)) {
+    fprintf(stderr, "demsim: the run stopped before writing %s (a rank aborted: see its message above)\n", summary);
+    rc = 1;
+  }
+  return rc;
+}
+
+static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+{
+  char hostfile[DEM_PATH_MAX + 16];
+  int bad = write_hostfile(s, hostfile, sizeof hostfile);
+  if (bad) return bad;
   char dir[DEM_PATH_MAX], app[DEM_PATH_MAX + 24], np[16], zoltan[DEM_PATH_MAX + 64];
   self_dir(dir, sizeof dir);
   snprintf(app, sizeof app, "%s/demsim-app", dir);
@@ -137,18 +182,6 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   args[k++] = (char *)s->platform;
   args[k++] = "-hostfile";
   args[k++] = hostfile;
-  /* SMPI copies privatised libraries into its temporary directory under names made of the rank
-   * and the library's name only (smpi_global.cpp): two runs at once (a sweep's -j 2) would
-   * overwrite each other's copies. Each run gets its own directory, removed after it
-   * (smpirun takes it from TMPDIR: its -tmpdir option takes the directory for the program). */
-  char tmp[DEM_PATH_MAX], saved[DEM_PATH_MAX] = "";
-  const char *base = getenv("TMPDIR");
-  if (base) snprintf(saved, sizeof saved, "%s", base);
-  snprintf(tmp, sizeof tmp, "%s/demsim-smpi-XXXXXX", base && *base ? base : "/tmp");
-  if (!cli->dry_run && !mkdtemp(tmp)) {
-    fprintf(stderr, "demsim: cannot create a temporary directory %s: %s\n", tmp, strerror(errno));
-    return 1;
-  }
   /* computations are charged explicitly by sim/ (kernels run in OpenCL threads SMPI cannot see) */
   args[k++] = "--cfg=smpi/simulate-computation:no";
   args[k++] = "--cfg=smpi/display-timing:no";
@@ -166,28 +199,7 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   args[k++] = app;
   for (int i = 1; i < argc && k < MAX_ARGS - 1; i++) args[k++] = argv[i];
   args[k] = NULL;
-  if (cli->dry_run) return run_and_wait(args, 1);
-  /* smpirun exits with 0 when a rank calls MPI_Abort (SimGrid kills the others and reports a
-   * deadlock): a run that ends well writes its summary last, so one without it failed */
-  char summary[DEM_PATH_MAX + 16];
-  snprintf(summary, sizeof summary, "%s/summary.json", s->out_dir);
-  if (unlink(summary) && errno != ENOENT) {
-    fprintf(stderr, "demsim: cannot remove the previous %s: %s\n", summary, strerror(errno));
-    rmdir(tmp);
-    return 1;
-  }
-  setenv("TMPDIR", tmp, 1);
-  int rc = run_and_wait(args, 0);
-  if (saved[0])
-    setenv("TMPDIR", saved, 1);
-  else
-    unsetenv("TMPDIR");
-  rmdir(tmp); /* empty unless SMPI left copies behind: then kept, for a look */
-  if (rc == 0 && access(summary, F_OK)) {
-    fprintf(stderr, "demsim: the run stopped before writing %s (a rank aborted: see its message above)\n", summary);
-    rc = 1;
-  }
-  return rc;
+  return cli->dry_run ? run_and_wait(args, 1) : run_smpirun(args, s->out_dir);
 }
 
 int main(int argc, char **argv)

@@ -129,6 +129,8 @@ static void test_killed_run_leaves_a_whole_checkpoint(void)
       snprintf(cmd, sizeof cmd, "exec %s run %s --steps 100000 --set output.checkpoint_every=5 --out %s --quiet "
                ">/dev/null 2>&1", demsim, cfg, outdir);
       setpgid(0, 0);
+      /* a killed launcher cannot remove its SMPI temporary directory: keep it in the test's */
+      setenv("TMPDIR", dir, 1);
       execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
       _exit(127);
     }
