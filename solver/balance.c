@@ -200,22 +200,28 @@ static int record(dem_balance_t *b)
   return 0;
 }
 
-int dem_balance_hold_sites(const double *w_old, double *w_new, const int *site, int n, double threshold)
+int dem_balance_site_shares(const double *w, const int *site, int n, double *share, double *sum)
 {
   int sites = 0;
+  double all = 0;
   for (int i = 0; i < n; i++)
     if (site[i] + 1 > sites) sites = site[i] + 1;
-  double old_sum[DEM_MAX_HOSTS] = {0}, new_sum[DEM_MAX_HOSTS] = {0}, old_all = 0, new_all = 0;
+  for (int k = 0; k < sites; k++) sum[k] = 0.0;
   for (int i = 0; i < n; i++) {
-    old_sum[site[i]] += w_old[i];
-    new_sum[site[i]] += w_new[i];
-    old_all += w_old[i];
-    new_all += w_new[i];
+    sum[site[i]] += w[i];
+    all += w[i];
   }
-  for (int k = 0; k < sites; k++) {
-    double share_old = old_sum[k] / old_all, share_new = new_sum[k] / new_all;
-    if (fabs(share_new / share_old - 1.0) * 100.0 > threshold) return 1;
-  }
+  for (int k = 0; k < sites; k++) share[k] = sum[k] / all;
+  return sites;
+}
+
+int dem_balance_hold_sites(const double *w_old, double *w_new, const int *site, int n, double threshold)
+{
+  double old_share[DEM_MAX_HOSTS], new_share[DEM_MAX_HOSTS], old_sum[DEM_MAX_HOSTS], new_sum[DEM_MAX_HOSTS];
+  int sites = dem_balance_site_shares(w_old, site, n, old_share, old_sum);
+  dem_balance_site_shares(w_new, site, n, new_share, new_sum);
+  for (int k = 0; k < sites; k++)
+    if (fabs(new_share[k] / old_share[k] - 1.0) * 100.0 > threshold) return 1;
   /* held: each site keeps its sum, its ranks share it as the policy says */
   for (int i = 0; i < n; i++) w_new[i] *= old_sum[site[i]] / new_sum[site[i]];
   return 0;

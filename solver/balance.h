@@ -46,6 +46,9 @@ double dem_balance_weight_oscillation(const dem_balance_t *b);
 int dem_balance_site_moves(const dem_balance_t *b);
 
 /* Pure helpers, tested against hand-computed values. */
+/* Each site's sum of the weights w (sum[k]) and its share of them all (share[k]); site[i] is
+ * rank i's site (0, 1, ...). Returns the number of sites. */
+int dem_balance_site_shares(const double *w, const int *site, int n, double *share, double *sum);
 /* Cross-site hysteresis (HIER): site[i] is rank i's site (0, 1, ...). When no site's share of
  * the total weight (sum over its ranks / sum over all) moves from w_old to w_new by more than
  * threshold % of itself, w_new is rescaled site by site so that each site keeps w_old's sum

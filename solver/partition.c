@@ -58,6 +58,7 @@
 
 #include <zoltan.h>
 
+#include "balance.h"
 #include "clock.h"
 #include "engine.h"
 #include "ghosts.h"
@@ -652,16 +653,10 @@ static int build_adjacency(dem_partition_t *pt, size_t n_ghost, int count)
  * the same on every rank, so every rank answers the same. */
 static int shares_moved(dem_partition_t *pt, const double *weights)
 {
-  double share[DEM_MAX_HOSTS] = {0}, all = 0;
-  for (int r = 0; r < pt->ranks; r++) {
-    share[pt->sim->sc->site[r]] += weights[r];
-    all += weights[r];
-  }
+  double share[DEM_MAX_HOSTS], sum[DEM_MAX_HOSTS];
+  dem_balance_site_shares(weights, pt->sim->sc->site, pt->ranks, share, sum);
   int moved = pt->calls == 0;
-  for (int k = 0; k < pt->n_sites; k++) {
-    share[k] /= all;
-    moved |= fabs(share[k] - pt->site_share[k]) > 1e-9 * share[k];
-  }
+  for (int k = 0; k < pt->n_sites; k++) moved |= fabs(share[k] - pt->site_share[k]) > 1e-9 * share[k];
   if (moved) memcpy(pt->site_share, share, (size_t)pt->n_sites * sizeof *share);
   return moved;
 }

@@ -22,7 +22,6 @@ study = 50,000, 200,000 and 500,000 per rank (500,000: the study's count on one 
 --resume reuses the runs DIR holds; --commit names the build they were made with in the report.
 Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad arguments.
 """
-import json
 import os
 import re
 import sys
@@ -30,7 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from sweep import run_jobs, run_one, study_args  # noqa: E402
+from sweep import run_jobs, run_or_reuse, study_args  # noqa: E402
 
 SCENARIO = os.path.join(TOP, "scenarios", "case3.cfg")
 COMMIT = ""  # --commit: the build the runs were made with, named in the report
@@ -80,15 +79,9 @@ def jobs(scale, out):
 
 def run_job(demsim, out, job, resume=False):
     key, name, extra = job
-    path = os.path.join(out, name, "case3-NOW", "summary.json")
-    if not (resume and os.path.exists(path)):
-        row = run_one(demsim, SCENARIO, "NOW", os.path.join(out, name), extra)
-        if row["status"] != 0:
-            return key, None
-    if not os.path.exists(path):
+    s = run_or_reuse(demsim, SCENARIO, "NOW", os.path.join(out, name), extra, resume)
+    if s is None:
         return key, None
-    with open(path) as f:
-        s = json.load(f)
     t = s["rank0_timers_s"]
     return key, {"time": s["sim_time_s"], "compute": t["compute"], "ghosts": t["ghosts"],
                  "repartition": t["repartition"], "device": s["device"]}

@@ -22,7 +22,6 @@ study = 500,000 particles, 500 steps, a repartition every 50 (ten intervals), se
 (about half an hour on 2 cores).
 Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad arguments.
 """
-import json
 import os
 import sys
 
@@ -30,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "platforms"))
-from sweep import run_jobs, run_one, study_args  # noqa: E402
+from sweep import run_jobs, run_or_reuse, study_args  # noqa: E402
 from make_platforms import twosite  # noqa: E402
 
 SCENARIO = os.path.join(TOP, "scenarios", "twosite.cfg")
@@ -82,14 +81,9 @@ def jobs(scale, out):
 
 def run_job(demsim, out, job, resume=False):
     key, name, extra = job
-    path = os.path.join(out, name, "twosite-RW", "summary.json")
-    if not (resume and os.path.exists(path)):
-        if run_one(demsim, SCENARIO, "RW", os.path.join(out, name), extra)["status"] != 0:
-            return key, None
-    if not os.path.exists(path):
+    s = run_or_reuse(demsim, SCENARIO, "RW", os.path.join(out, name), extra, resume)
+    if s is None:
         return key, None
-    with open(path) as f:
-        s = json.load(f)
     t = s["rank0_timers_s"]
     return key, {"time": s["sim_time_s"], "ghosts": t["ghosts"], "repartition": t["repartition"],
                  "compute": t["compute"], "lambda": s["lambda_final_percent"], "sites": s["sites"],

@@ -43,6 +43,20 @@ def run_one(demsim, scenario, policy, outdir, extra):
     return row
 
 
+def run_or_reuse(demsim, scenario, policy, outdir, extra, resume=False):
+    """run_one's run in outdir/<scenario>-<policy>/ (or, with resume, the one already there): its
+    summary.json as a dict, or None when it failed."""
+    name = os.path.splitext(os.path.basename(scenario))[0]
+    path = os.path.join(outdir, f"{name}-{policy}", "summary.json")
+    if not (resume and os.path.exists(path)):
+        if run_one(demsim, scenario, policy, outdir, extra)["status"] != 0:
+            return None
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
 def study_args(doc, scales, default_out):
     """The command line every study script shares: --scale, --out, --demsim, -j, --resume,
     --commit; checked (exit 2 with the option named)."""
