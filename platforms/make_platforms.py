@@ -24,27 +24,35 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # --- calibration constants (the only ones; each measured, none fitted to a study figure) ----
 # 1. KERNEL_FLOPS_PER_CYCLE: FP64 operations per core clock cycle that the DEM contact kernels
-#    sustain. MEASURED on the development machine by `validation/hardware.py --calibrate-only`:
-#    the contact-force kernel (dem_forces_all, 216,000 particles in contact, both cores, best of
-#    10 through validation/calibrate_cost) less the model's memory term (its cache-line traffic
-#    over the probe's bus bandwidth), per core, over the core clock (bwprobe's FMA loop over 16
-#    flop/cycle, AVX2). Three runs on 2026-12-03 (2-core AMD EPYC VM): 0.90, 1.43, 1.63; the
-#    median, 1.4, is taken (an earlier AVX-512 machine of the same kind gave about 1.4 too, from
-#    REPORT.md's contact kernels running 1.4 x faster than a 1.0 model). Gathers, square roots,
-#    divisions and branches, not the vector width, bound such kernels, so the figure carries over
-#    to other x86 cores by their clock (not by their peak). A CPU host's speed is its base clock
-#    x KERNEL_FLOPS_PER_CYCLE.
-KERNEL_FLOPS_PER_CYCLE = 1.4
+#    sustain, divisions and square roots apart (those go through the divider, whose rate is a
+#    fact of each core: DIVIDER below). MEASURED on the development machine by
+#    `validation/hardware.py --calibrate-only`: the contact-force kernel (dem_forces_all, 216,000
+#    particles in contact, both cores, best of 10 through validation/calibrate_cost) less the
+#    model's memory term (its cache-line traffic over the probe's bus bandwidth) and its
+#    divisions and square roots at the probe's divider rate, per core, over the core clock
+#    (bwprobe's FMA loop over 32 flop/cycle, AVX-512). Three runs on 2026-12-04 (2-core AMD EPYC
+#    VM, idle): 1.67, 1.68, 1.67 -> 1.67. (Before the divider was modelled, three runs on a
+#    loaded machine of the same kind on 2026-12-03 gave 0.90, 1.43, 1.63, all flops at one rate;
+#    the same kernel here, counted that way, gives 1.64.) Gathers, dependent chains and branches,
+#    not the vector width, bound the rest of such kernels, so the figure carries over to other
+#    x86 cores by their clock (not by their peak). A CPU host's speed is its base clock x
+#    KERNEL_FLOPS_PER_CYCLE.
+KERNEL_FLOPS_PER_CYCLE = 1.67
 # The P100 runs the same kernels. Its FP64 rate for them comes from a published measurement of
 # an OpenCL DEM with tangential history on this GPU: 3.7-5.7 x (geometric middle 4.6 x) a
 # two-socket Xeon E5-2630 v4 node (VilniusTech, "Performance evaluation of various discrete
 # element models implemented on GPU"; FACTS.md). That node under this model: 20 cores at 2.2 GHz
 # x KERNEL_FLOPS_PER_CYCLE, 2 x 68.3 GB/s (4 channels of DDR4-2133 per socket; Intel ARK). The
 # study's benchmark step per particle (sim/cost.c: dem_forces_all with 6 partners in contact and
-# dem_kick_drift): 1018 flops, 692 B of DRAM traffic (the partner gathers hit the cache). The
-# P100 then takes the node's time / 4.6 per particle-step; its memory (644 B at 414 GB/s, below)
-# takes less, so the kernels are compute bound there and gpu_flops = 1018 flops / that time.
-XEON_STEP_S = 1018 / (20 * 2.2e9 * KERNEL_FLOPS_PER_CYCLE) + 692 / (2 * 68.3e9)
+# dem_kick_drift): 1018 flops, of which 56 divisions and square roots (6 x 9 + 2), and 692 B of
+# DRAM traffic (the partner gathers hit the cache). The Broadwell divider: vdivpd ymm 16,
+# vsqrtpd ymm 28 divider cycles (LLVM's X86SchedBroadwell.td), (2 x 28 + 16) / 12 = 6 cycles per
+# lane in the contact's mix (see DIVIDER below). The P100 then takes the node's time / 4.6 per
+# particle-step; its memory (644 B at 414 GB/s, below) takes less, so the kernels are compute
+# bound there and gpu_flops = 1018 flops / that time (its divisions inside that rate).
+BROADWELL_DIVIDER_CYCLES = (2 * 28 + 16) / 12
+XEON_STEP_S = ((1018 - 56) / (20 * 2.2e9 * KERNEL_FLOPS_PER_CYCLE) + 56 * BROADWELL_DIVIDER_CYCLES / (20 * 2.2e9)
+               + 692 / (2 * 68.3e9))
 P100_OVER_XEON = (3.7 * 5.7) ** 0.5
 GPU_KERNEL_FLOPS = 1018 / (XEON_STEP_S / P100_OVER_XEON)
 GPU_FP64_PEAK = 4.7e12
@@ -71,6 +79,21 @@ LOADED_LATENCY = "0:1,0.5:1.172,0.8:1.333,1:1.452"
 # 51 ns on the i7-6700, 36 cycles + 57 ns on Haswell (7-cpu.com; FACTS.md).
 def gather_bw(fill_buffers, cycles, ns, ghz):
     return fill_buffers * CACHE_LINE / ((cycles / ghz + ns) * 1e-9)
+# The divider: FP64 divisions and square roots (sim/cost.c counts 6 square roots and 3 divisions
+# per particle contact) go through a unit that is not pipelined like the adders and multipliers,
+# and whose cycles per lane differ between cores (sim/cost.h: sim_cost_cpu_flops). Divider cycles
+# per 256-bit instruction (4 lanes), from LLVM's scheduling models, which follow Intel's
+# optimization manual and measurements (llvm/lib/Target/X86/X86SchedSkylakeClient.td,
+# X86SchedHaswell.td: the FPDivider resource cycles of WriteFDiv64Y and WriteFSqrt64Y):
+#   Skylake: vdivpd ymm 8, vsqrtpd ymm 12;  Haswell: vdivpd ymm 28, vsqrtpd ymm 28
+# (Haswell's divider is 128 bits wide and slower per lane). In the contact's mix of 2 square roots
+# per division, cycles per lane: Skylake (2 x 12 + 8) / 12 = 2.67, Haswell (2 x 28 + 28) / 12 = 7.
+SKYLAKE_DIVIDER_CYCLES = (2 * 12 + 8) / 12
+HASWELL_DIVIDER_CYCLES = (2 * 28 + 28) / 12
+# This machine's (AMD EPYC, 2 cores, AVX-512): validation/bwprobe.c's divider loop (2 square
+# roots per division, 8 lanes) on one core, 6 runs on 2026-12-04: 4.33-4.46e9 lanes/s (0.78
+# cycles per lane at 3.4-3.5 GHz, a divider 3.4 x Skylake's per cycle).
+LOCAL_DIVIDER_RATE = 4.4e9
 FLAT_LATENCY = "0:1"
 LOCAL_LLC = 16 * 1024 * 1024
 
@@ -79,7 +102,7 @@ LOCAL_LLC = 16 * 1024 * 1024
 NODE_TYPES = {
     "i7-6700": dict(
         bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
-        gather_bw=gather_bw(12, 42, 51, 3.4),
+        gather_bw=gather_bw(12, 42, 51, 3.4), divider=3.40e9 / SKYLAKE_DIVIDER_CYCLES,
         doc=[
             "i7-6700 (Skylake, 4 cores, 3.40 GHz base; Intel ARK datasheet).",
             "Memory: DDR4-2133 dual channel, 34.13 GB/s (the study; 2 x 8 B x 2133 MT/s).",
@@ -88,23 +111,29 @@ NODE_TYPES = {
             "Per-core bandwidth = CORE_BW_FRACTION (0.60, measured on a Skylake i7-6700K) x 34.13",
             "= 20.5 GB/s. Nothing here is fitted to the study's results: its case-1 load ratio",
             "(3.3) is a prediction of the model (validation/REPORT.md).",
+            f"Divider (divisions, square roots): 3.40 GHz / {SKYLAKE_DIVIDER_CYCLES:.2f} cycles per lane = "
+            f"{3.4 / SKYLAKE_DIVIDER_CYCLES:.2f} G lanes/s per core",
+            "(Skylake: vdivpd ymm 8, vsqrtpd ymm 12 divider cycles; LLVM's Skylake scheduling model).",
         ]),
     "i7-4790": dict(
         bw=29.87e9, core_bw=CORE_BW_FRACTION * 29.87e9, flops=3.60e9 * KERNEL_FLOPS_PER_CYCLE,
-        gather_bw=gather_bw(10, 36, 57, 3.6),
+        gather_bw=gather_bw(10, 36, 57, 3.6), divider=3.60e9 / HASWELL_DIVIDER_CYCLES,
         doc=[
             "i7-4790 (Haswell, 4 cores, 3.60 GHz base; Intel ARK datasheet).",
             "Memory: DDR3-1866 dual channel, 29.87 GB/s (the study).",
             f"Host speed = 3.60 GHz x KERNEL_FLOPS_PER_CYCLE = {3.6 * KERNEL_FLOPS_PER_CYCLE:.2f} GF/s per core.",
             "Per-core bandwidth = CORE_BW_FRACTION x 29.87 = 17.9 GB/s: ESTIMATE (the Skylake",
             "fraction; no single-core figure of this node was measured).",
+            f"Divider: 3.60 GHz / {HASWELL_DIVIDER_CYCLES:.2f} cycles per lane = {3.6 / HASWELL_DIVIDER_CYCLES:.2f} G lanes/s per core",
+            "(Haswell: vdivpd ymm and vsqrtpd ymm 28 divider cycles each, a 128-bit divider; LLVM's",
+            "Haswell scheduling model): the DEM's contacts cost more cycles here than on Skylake.",
         ]),
     "gpu-host": dict(
         bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
-        gather_bw=gather_bw(12, 42, 51, 3.4),
+        gather_bw=gather_bw(12, 42, 51, 3.4), divider=3.40e9 / SKYLAKE_DIVIDER_CYCLES,
         doc=[
             "The GPU node's host CPU is not described by the study: ESTIMATE, taken equal to an",
-            "i7-6700 node (bandwidth, per-core bandwidth, core rate). Only host-side work (packing,",
+            "i7-6700 node (bandwidth, per-core bandwidth, core rate, divider). Only host-side work (packing,",
             "binning, partitioning, output) runs on it.",
         ]),
 }
@@ -161,7 +190,7 @@ def host_xml(hid, speed, cores, props, indent="    "):
 
 
 def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY,
-                    llc=None, cores=1, gather=None):
+                    llc=None, cores=1, gather=None, divider=None):
     if device == "gpu":
         line, llc = GPU["sector"], GPU["l2"]
     else:
@@ -172,6 +201,8 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
              ("cache_line", f"{line:.6g}"), ("llc_bytes", f"{llc:.6g}"),
              ("device", device), ("launch_latency", f"{latency:.6g}"),
              ("storage_bw", f"{STORAGE_BW:.6g}")]
+    if divider:
+        props.append(("divider_rate", f"{divider:.6g}"))
     if device == "gpu":
         props += [("gpu_flops", f"{GPU['flops']:.6g}"), ("gpu_bw", f"{GPU['bw']:.6g}"),
                   ("gpu_gather_bw", f"{GPU['gather_bw']:.6g}"), ("pcie_bw", f"{GPU['pcie']:.6g}")]
@@ -231,10 +262,10 @@ def study_node(name, ntype, containers):
         cores, _ = CONTAINERS[cname]
         if cname == "CN-GPU":
             props = container_props(cname, name, ntype, t["core_bw"], "gpu", GPU["latency"],
-                                    gather=t["gather_bw"])
+                                    gather=t["gather_bw"], divider=t["divider"])
         else:
             props = container_props(cname, name, ntype, t["core_bw"], cores=cores,
-                                    gather=t["gather_bw"])
+                                    gather=t["gather_bw"], divider=t["divider"])
         cs.append(dict(host=host, cores=cores, props=props))
     return dict(name=name, type=ntype, bw=t["bw"], flops=t["flops"], containers=cs,
                 doc=[f"node {name}: {ntype}; containers " + ", ".join(h for h, _ in containers)])
@@ -314,12 +345,12 @@ def twosite(wan_latency=WAN_LATENCY, wan_bandwidth=WAN_BANDWIDTH):
 
 
 def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, llc=None,
-                curve=LOADED_LATENCY, gather=None):
+                curve=LOADED_LATENCY, gather=None, divider=None):
     cs = []
     for host, cores, cname in containers:
         cs.append(dict(host=host, cores=cores,
                        props=container_props(cname, name, ntype, core_bw, latency=latency, llc=llc,
-                                             cores=cores, gather=gather)))
+                                             cores=cores, gather=gather, divider=divider)))
     return dict(name=name, type=ntype, bw=bw, flops=flops, containers=cs, doc=doc, latency=curve)
 
 
@@ -334,6 +365,7 @@ def local():
         "Last-level cache 16 MiB: ESTIMATE (half the 32 MiB L3 the VM reports; other tenants share it).",
         "Core rate for the DEM kernels: 3.0 GHz (bwprobe's FMA loop: 48 GF/s at 16 flop/cycle, AVX2)",
         "x KERNEL_FLOPS_PER_CYCLE.",
+        f"Divider {LOCAL_DIVIDER_RATE / 1e9:.3g} G lanes/s per core (validation/bwprobe.c's divide / square-root loop).",
         "launch_latency 5 us: ESTIMATE (OpenCL CPU runtime).",
     ] + STORAGE_DOC + [
         "Hosts: local-0 and local-1 are one core each (one rank per core); local is both cores.",
@@ -342,7 +374,7 @@ def local():
                        [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
                         ("local", 2, "local-2core")],
                        ["the machine: node 'local', memory bus local-membus"],
-                       latency=CPU_LAUNCH_LATENCY, llc=LOCAL_LLC, gather=4e9)
+                       latency=CPU_LAUNCH_LATENCY, llc=LOCAL_LLC, gather=4e9, divider=LOCAL_DIVIDER_RATE)
     return platform("local", header, [node])
 
 

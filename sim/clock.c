@@ -1,8 +1,9 @@
 /* solver/clock.h for the SMPI build: turns the solver's work reports into simulated time on the
  * container that runs this rank. Under SMPI every rank has its own copy of these globals.
  *
- *   kernel on a CPU container : compute on the container's cores (the kernel launch latency
- *                               added to it), then its cache-line traffic (sim/cost.c) on the
+ *   kernel on a CPU container : compute on the container's cores (its divisions and square
+ *                               roots at the divider's rate, the kernel launch latency added to
+ *                               it), then its cache-line traffic (sim/cost.c) on the
  *                               node's memory bus, one flow per core (sim/membus.c)
  *   kernel on a GPU container : launch latency + device roofline (sim/gpu.c)
  *   host-side work            : the same on one core
@@ -71,6 +72,17 @@ static int charge_measured(const sim_host_t *h, double seconds)
   return sim_membus_run(h, flops + h->launch_latency * h->cores * h->core_flops, h->cores, 0.0, h->core_bw);
 }
 
+/* compute (flops at the core's rate) and memory traffic of a piece of work on this CPU */
+static double cpu_flops(const sim_host_t *h, const sim_cost_t *c)
+{
+  return sim_cost_cpu_flops(c, h->core_flops, h->divider_rate);
+}
+
+static double cpu_traffic(const sim_host_t *h, const sim_cost_t *c)
+{
+  return sim_cost_cpu_traffic(c, h->cache_line, h->llc_bytes, h->core_bw / h->core_gather_bw);
+}
+
 int dem_clock_charge(const dem_work_t *w)
 {
   if (!ready && dem_clock_init(NULL, 0)) return -1;
@@ -78,14 +90,14 @@ int dem_clock_charge(const dem_work_t *w)
   if (sim_cost_of(w, &c)) return -1;
   const sim_host_t *h = &self;
   switch (c.place) {
-  case SIM_ON_DEVICE:
+  case SIM_ON_DEVICE: {
     if (w->measured && local_flops > 0.0) return charge_measured(h, w->measured_s);
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_kernel_time(h, &c));
-    return sim_membus_run(h, c.flops + h->launch_latency * h->cores * h->core_flops, h->cores,
-                          sim_cost_cpu_traffic(&c, h->cache_line, h->llc_bytes, h->core_bw / h->core_gather_bw), h->core_bw);
+    double launch = h->launch_latency * h->cores * h->core_flops;
+    return sim_membus_run(h, cpu_flops(h, &c) + launch, h->cores, cpu_traffic(h, &c), h->core_bw);
+  }
   case SIM_ON_HOST:
-    return sim_membus_run(h, c.flops, 1, sim_cost_cpu_traffic(&c, h->cache_line, h->llc_bytes, h->core_bw / h->core_gather_bw),
-                          h->core_bw);
+    return sim_membus_run(h, cpu_flops(h, &c), 1, cpu_traffic(h, &c), h->core_bw);
   case SIM_ON_LINK:
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_copy_time(h, c.bytes));
     return pass(h->launch_latency);

@@ -38,6 +38,17 @@
 
 #define SEARCH_CANDIDATES 36.0
 
+/* Divisions and square roots (each one of the flops above, and each a lane of the divider,
+ * sim_cost_cpu_flops), counted from the same source:
+ *   the contact law (dem_contact8): sqrt R*, sqrt delta, sqrt(m* k sd), the spring's scale
+ *     sqrt(old2 / new2) and its division: 4 square roots and 1 division;
+ *   a particle contact: the law, the scalar pass's sqrt, the gather's d = sqrt, 1/d and
+ *     q = 1/(rsum msum): 6 square roots and 3 divisions;
+ *   SEARCH: the own cell's 3 divisions by the cell edge per particle, the candidate's 3 per pair;
+ *   INTEGRATE: dt/m and dt/I per particle; BINNING: 3 + 6 divisions per particle. */
+#define DIVSQRT_LAW 5.0
+#define DIVSQRT_CONTACT 9.0
+
 /* Zoltan RCB, per particle and bisection level (plus one level's worth for building the dots):
  * CALIBRATED. Zoltan of Trilinos 13.2 (Debian), LB_METHOD=RCB, 500,000 particles on the study's
  * lattice, one process cutting 2, 4, 8 and 16 parts, best of 3, on the 2-core development
@@ -54,6 +65,7 @@ typedef struct coef {
   sim_place_t place;
   double f[N_COUNTS]; /* flops per particle, pair, contact, byte */
   double b[N_COUNTS]; /* bytes per particle, pair, contact, byte */
+  double d[N_COUNTS]; /* of the flops, divisions and square roots (divider lanes) */
 } coef_t;
 
 /* What the hardware moves beside the bytes above (sim_cost_cpu_traffic), per count, from the
@@ -124,13 +136,13 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   not counted); partner id 4, old gid and spring for the history carry 28, new gid, index
    *   and spring stored 32: 64 B. */
   [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 11, 9, 0, 0},
-                       {32 + 8 + 216 + SEARCH_CANDIDATES * 36 + 8, 64, 0, 0}},
+                       {32 + 8 + 216 + SEARCH_CANDIDATES * 36 + 8, 64, 0, 0}, {3, 3, 0, 0}},
   /* FORCES (forces.cl: dem_forces).
    * per particle: pos, vel, omega 72 B, radius 8, nbr_count 4 read, force and torque 48 stored:
    *   132 B; 3 flops (m_i).
    * per pair and per contact: a particle slot and a particle contact (above): 60 B, 11 flops;
    *   72 B, 151 flops. */
-  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 151, 0}, {132, 60, 72, 0}},
+  [DEM_WORK_FORCES] = {SIM_ON_DEVICE, {3, 11, 151, 0}, {132, 60, 72, 0}, {0, 0, DIVSQRT_CONTACT, 0}},
   /* BOUNDARIES (boundaries.cl: dem_boundaries, the wall pass: one work-item per eight particles
    *   of the wall list, alone or as the second kernel of a step's forces).
    * per particle (listed): its list entry 4 B, radius 8, nbr_count 4, force and torque loaded
@@ -138,7 +150,7 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   the pair pass leaves out: FORCES_ALL charges the gravity of every particle).
    * per pair (a wall slot, above): 36 B, 2 flops.
    * per contact (a wall contact, above): 72 B, 120 flops. */
-  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 120, 0}, {112, 36, 72, 0}},
+  [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 120, 0}, {112, 36, 72, 0}, {0, 0, DIVSQRT_LAW, 0}},
   /* EXTERNAL (external.cl): radius 8 B, force loaded and stored 48: 56 B; 9 flops (mass 3,
    *   3 x (mul, add)). */
   [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0}, {56, 0, 0, 0}},
@@ -148,19 +160,19 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   kernels' 56 B of EXTERNAL are not paid; the test for wall slots reads nbr_count, counted,
    *   and the first slot's index, counted with the slots); 12 flops (m_i 3, gravity 9).
    * per pair, contact: as FORCES (60 B, 11 flops; 72 B, 151 flops). */
-  [DEM_WORK_FORCES_ALL] = {SIM_ON_DEVICE, {12, 11, 151, 0}, {132, 60, 72, 0}},
+  [DEM_WORK_FORCES_ALL] = {SIM_ON_DEVICE, {12, 11, 151, 0}, {132, 60, 72, 0}, {0, 0, DIVSQRT_CONTACT, 0}},
   /* INTEGRATE (integrator.cl: dem_kick_drift, the every-step kernel; dem_kick is cheaper):
    *   radius 8, force 24, torque 24 loaded; pos, vel, omega loaded and stored 144: 200 B (the
    *   running maximum all work-items read is one cached word: not counted); 34 flops (m 3,
    *   I 3, the two step factors 3, 3 x (v, w, x updates 6) 18, (|v| dt)^2 7). */
-  [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {34, 0, 0, 0}, {200, 0, 0, 0}},
+  [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {34, 0, 0, 0}, {200, 0, 0, 0}, {2, 0, 0, 0}},
   /* BINNING (host, solver/grid.c dem_grid_build, a counting sort into 2-4 buckets per particle,
    *   3 on average over particle counts):
    *   per particle: the position check reads pos 24, then two passes read it again 48,
    *   counter increments 16, index stored 4, bucket table cleared 12, prefix sum and shift-back
    *   (a read and a write per bucket each) 48: 152 B; 24 flops (the check 3 x (sub, div), the
    *   bucket computed twice: 3 x (sub, div, floor) each). */
-  [DEM_WORK_BINNING] = {SIM_ON_HOST, {24, 0, 0, 0}, {152, 0, 0, 0}},
+  [DEM_WORK_BINNING] = {SIM_ON_HOST, {24, 0, 0, 0}, {152, 0, 0, 0}, {9, 0, 0, 0}},
   /* COPY_D2H / COPY_H2D: the bytes cross PCIe on a GPU; on a CPU device the store is wrapped
    *   with CL_MEM_USE_HOST_PTR (solver/particles.h), so only the enqueue is paid. */
   [DEM_WORK_COPY_D2H] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
@@ -201,8 +213,15 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
     c->rfo += t->rfo[i] * n[i];
     c->gathered += t->gathered[i] * n[i];
     c->gathers += t->gathers[i] * n[i];
+    c->divsqrt += k->d[i] * n[i];
   }
   return 0;
+}
+
+double sim_cost_cpu_flops(const sim_cost_t *c, double core_flops, double divider_rate)
+{
+  if (!(divider_rate > 0.0)) return c->flops;
+  return c->flops - c->divsqrt + c->divsqrt * core_flops / divider_rate;
 }
 
 double sim_cost_reuse_window(double n)

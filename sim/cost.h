@@ -24,6 +24,7 @@ typedef struct sim_cost {
   double gathered;  /* of `bytes`, partner data loaded through an index (neighbour gathers) */
   double gathers;   /* how many such data: on a cache miss each brings a whole line */
   double particles; /* particles of the rank the gathers reach into (their reuse window) */
+  double divsqrt;   /* of `flops`, FP64 divisions and square roots (lanes): the divider's work */
 } sim_cost_t;
 
 /* Cost of one report. Returns 0, or -1 for an unknown kind or a negative or non-finite count. */
@@ -43,6 +44,14 @@ double sim_cost_cpu_traffic(const sim_cost_t *c, double line, double cache, doub
 double sim_cost_miss_fraction(double n, double cache);
 /* The reuse window (bytes) of gathers into the data of n particles. */
 double sim_cost_reuse_window(double n);
+/* The compute of a piece of work on a CPU core, in flops at the core's rate core_flops (flop/s):
+ *   flops - divsqrt + divsqrt x core_flops / divider_rate
+ * A core's divider (divisions and square roots, divider_rate lanes/s, platform property
+ * divider_rate) is not pipelined like its adders and multipliers: a division costs several
+ * times an ordinary flop, and how many times differs between cores (Haswell's divider takes
+ * 2.6x Skylake's cycles per lane for this code's mix). divider_rate <= 0: divisions and square
+ * roots cost one flop each, like the rest. */
+double sim_cost_cpu_flops(const sim_cost_t *c, double core_flops, double divider_rate);
 /* Partner data one particle offers to gathers: pos 24, radius 8, vel 24, omega 24 B. */
 #define SIM_GATHER_PARTICLE_BYTES 80.0
 

@@ -7,12 +7,9 @@
  * only one that may call Zoltan; what differs between them is data (the table) and two groups
  * of query functions (geometry; neighbour structure), not control flow.
  *   RCB (the default): geometry = positions, starting from the previous cuts (RCB_REUSE) and
- *     keeping them (KEEP_CUTS) so that Zoltan_LB_Box_Assign and Zoltan_RCB_Box answer the
- *     ghost module's "whose part is near this box?" questions.
- *   RIB, HSFC: geometry too. Zoltan's box assignment works for both (rigorously for HSFC since
- *     Trilinos 10, user guide), but the ghost module also needs each part's own box to bound
- *     how far particles drifted out of it, which only RCB has: they use the box-free ghost
- *     registration of ghosts.c.
+ *     keeping them (KEEP_CUTS), so that Zoltan_RCB_Box answers what a part's box is.
+ *   RIB, HSFC: geometry too. Every partitioner's ghosts are found the same way, from the
+ *     particles (ghosts.c), not from part boxes.
  *   PHG (LB_METHOD HYPERGRAPH, package PHG): one hyperedge per owned particle, its pins the
  *     particle and every particle its neighbour list names (owned or ghost, by global id), so
  *     that the connectivity (lambda - 1) cut PHG minimises is the number of ghost copies.
@@ -134,7 +131,6 @@ struct dem_partition {
   size_t migrated_bytes;    /* bytes of the records it packed and unpacked */
   size_t packed_bytes;      /* of those, packed (sent) */
   size_t packed_wan_bytes;  /* of those, sent to another site's rank (platform.sites) */
-  int *procs;               /* one entry per rank, for Zoltan_LB_Box_Assign */
   int hier_part[2];         /* HIER: this rank's site, and its index among its site's ranks */
   /* HIER between cross-site repartitions: RCB over this site's ranks only (its communicator) */
   struct Zoltan_Struct *zz_site;
@@ -543,12 +539,6 @@ dem_partition_t *dem_partition_create(dem_sim_t *sim, char *err, size_t errlen)
     for (int r = 0; r < pt->rank; r++) pt->hier_part[1] += site[r] == site[pt->rank];
   }
 
-  pt->procs = malloc((size_t)pt->ranks * sizeof *pt->procs);
-  if (!pt->procs) {
-    dem_fail(err, errlen, "out of memory (partition)");
-    free(pt);
-    return NULL;
-  }
   float version = 0;
   if (Zoltan_Initialize(0, NULL, &version) != ZOLTAN_OK) {
     dem_fail(err, errlen, "Zoltan_Initialize failed");
@@ -577,7 +567,6 @@ void dem_partition_destroy(dem_partition_t **pt)
   free((*pt)->site_ranks);
   free((*pt)->site_share);
   free((*pt)->exported);
-  free((*pt)->procs);
   free((*pt)->adj_first);
   free((*pt)->adj_gid);
   free((*pt)->adj_proc);
@@ -822,19 +811,6 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
 }
 
 /* ---- part boxes ------------------------------------------------------------------------ */
-
-int dem_partition_box_ranks(const dem_partition_t *pt, const double lo[3], const double hi[3], int *out, int max)
-{
-  if (!pt->zz || !pt->has_cuts) return 0;
-  if (!pt->desc->boxes) return -1;
-  /* Zoltan writes up to one entry per rank: into the scratch list, then at most max */
-  int n = 0;
-  int rc = Zoltan_LB_Box_Assign(pt->zz, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], pt->procs, &n);
-  if (rc != ZOLTAN_OK && rc != ZOLTAN_WARN) return -1;
-  if (n > max) n = max;
-  memcpy(out, pt->procs, (size_t)n * sizeof *out);
-  return n;
-}
 
 int dem_partition_part_box(const dem_partition_t *pt, int part, double lo[3], double hi[3])
 {

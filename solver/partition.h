@@ -21,17 +21,13 @@ void dem_partition_destroy(dem_partition_t **pt);
  * next force evaluation (dem_ghosts_register takes care of it). 0, or -1 with a message. */
 int dem_partition_repartition(dem_partition_t *pt, struct dem_sim *sim, const double *weights, char *err,
                               size_t errlen);
-/* Ranks whose part box intersects the box [lo, hi] (after a repartition): writes at most
- * max ranks into out and returns how many (-1 on a Zoltan error, or a partitioner without
- * part boxes). */
-int dem_partition_box_ranks(const dem_partition_t *pt, const double lo[3], const double hi[3], int *out, int max);
 /* The box of part `part` (m); sides on the outside of the domain are +-DBL_MAX. 0, or -1 (also
  * for a partitioner without part boxes, once it has partitioned). */
 int dem_partition_part_box(const dem_partition_t *pt, int part, double lo[3], double hi[3]);
 /* 1 once a repartition has made the cuts (before that, on 1 rank: every box is infinite). */
 int dem_partition_has_cuts(const dem_partition_t *pt);
-/* 1 when the partitioner answers dem_partition_box_ranks and dem_partition_part_box (RCB):
- * ghosts.c then finds ghost destinations with the part boxes. 0: no boxes (part_box returns -1). */
+/* 1 when the partitioner answers dem_partition_part_box (RCB). 0: no boxes (part_box returns
+ * -1). The ghosts do not use the boxes (ghosts.c: an exact set, found from the particles). */
 int dem_partition_has_boxes(const dem_partition_t *pt);
 /* The partitioner's name (run.partitioner). */
 const char *dem_partition_name(const dem_partition_t *pt);

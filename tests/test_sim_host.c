@@ -126,6 +126,31 @@ static void test_traffic(void)
   CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 1.0, 3.0), c.bytes, 1e-6);
 }
 
+/* The divider (sim_cost_cpu_flops), by hand from sim/cost.c: 100 particle contacts have 900
+ * divisions and square roots (6 + 3 each) among their 15,100 flops; with the divider at a tenth
+ * of the core's flop rate they weigh 10 flops each: 15,100 - 900 + 9,000 = 23,200 flop-equivalents.
+ * Without a divider rate (0) every flop costs one. The integrator has 2 per particle (dt/m,
+ * dt/I), the search 3 per particle and 3 per slot, the wall pass 5 per wall contact. */
+static void test_divider(void)
+{
+  sim_cost_t c;
+  dem_work_t w = {.kind = DEM_WORK_FORCES, .contacts = 100};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.flops, 15100.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 900.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 1e8), 23200.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 0.0), 15100.0, 1e-9);
+  dem_work_t k = {.kind = DEM_WORK_INTEGRATE, .particles = 10};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&k, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 20.0, 1e-12);
+  dem_work_t s = {.kind = DEM_WORK_SEARCH, .particles = 10, .pairs = 50};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&s, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 180.0, 1e-12);
+  dem_work_t b = {.kind = DEM_WORK_BOUNDARIES, .particles = 4, .pairs = 8, .contacts = 2};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&b, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 10.0, 1e-12);
+}
+
 /* device.cost = "measured": a kernel timed here for 10 ms on a device of 4e10 flop/s did 4e8
  * flops, which take 4e8 / (2 cores x 1e12) = 0.2 ms on c-2 (launch latency 0), whatever its
  * counts make the model say; host-side work keeps the model. */
@@ -154,6 +179,7 @@ static CU_TestInfo tests[] = {
   {"cost model arithmetic", test_cost_model},
   {"the fused force kernel is charged once", test_fused_forces},
   {"traffic: cache lines, write-allocate and the reuse window", test_traffic},
+  {"divisions and square roots at the divider's rate", test_divider},
   {"device.cost = measured: a timed kernel is charged its flops at the container's speed", test_measured_kernel},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};

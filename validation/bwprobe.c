@@ -10,6 +10,9 @@
  * the per-core bandwidth (core_bw) and N = all cores for the node's (the membus host's speed).
  * FP64 rate: per thread, 8 independent vector FMA chains held in registers (no memory traffic),
  * 2 flops per FMA and lane; the vector width is the compiler's for -march=native.
+ * Divider rate: per thread, 8 independent vector chains of two square roots and one division
+ * (the DEM contact's mix, sim/cost.c: 6 square roots and 3 divisions per contact), in lanes
+ * completed per second: the divider's throughput (sim/cost.h: sim_cost_cpu_flops).
  *
  * triad_bus_Bps is the same triad as the memory bus moves it: the stored array's lines are read
  * before they are written (write-allocate), 32 B per element; sim/cost.c counts the DEM kernels'
@@ -25,7 +28,8 @@
  *   random:  the same sum with the 7 indices drawn at random: every gather misses and brings a
  *            64 B line; random_lines_per_s, and random_Bps = lines x 64 B + the 44 B of streams
  *            per point over the time.
- * Prints one JSON object: {"threads", "mib", "triad_Bps", "triad_bus_Bps", "flops_per_thread"}
+ * Prints one JSON object: {"threads", "mib", "triad_Bps", "triad_bus_Bps", "flops_per_thread",
+ * "divider_per_thread"}
  * (and the gather figures with --gather). Plain C11 and POSIX threads, so any Debian machine
  * builds it: cc -O3 -march=native -pthread bwprobe.c. */
 #define _POSIX_C_SOURCE 200809L
@@ -36,6 +40,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <immintrin.h>
+
 #if defined(__AVX512F__)
 #define LANES 8
 #elif defined(__AVX__)
@@ -45,6 +51,19 @@
 #endif
 typedef double vec_t __attribute__((vector_size(LANES * sizeof(double))));
 
+/* the vector square root instruction of this width (a scalar sqrt() per lane would go through
+ * libm's errno path) */
+static inline vec_t vsqrt(vec_t a)
+{
+#if LANES == 8
+  return (vec_t)_mm512_sqrt_pd((__m512d)a);
+#elif LANES == 4
+  return (vec_t)_mm256_sqrt_pd((__m256d)a);
+#else
+  return (vec_t)_mm_sqrt_pd((__m128d)a);
+#endif
+}
+
 typedef struct job {
   double *a, *b, *c;
   size_t lo, hi;
@@ -52,6 +71,7 @@ typedef struct job {
   pthread_barrier_t *bar;
   double best_s;  /* best triad time of this thread's slice (s); rank 0's row reads them all */
   double flops;   /* flop/s of the FMA loop */
+  double divider; /* lanes/s of the divide / square-root loop */
   double *starts, *ends; /* per repetition, filled by thread 0 only */
   int id;
 } job_t;
@@ -84,6 +104,28 @@ static double fma_rate(void)
   return (double)iters * 8.0 * LANES * 2.0 / dt;
 }
 
+static double divider_rate(void)
+{
+  vec_t acc[8], c;
+  for (int i = 0; i < 8; i++)
+    for (int l = 0; l < LANES; l++) acc[i][l] = 1.5 + 1e-3 * (i + l);
+  for (int l = 0; l < LANES; l++) c[l] = 1.25;
+  const long iters = 4000000L;
+  double t0 = now();
+  for (long k = 0; k < iters; k++)
+    for (int i = 0; i < 8; i++) {
+      vec_t a = acc[i];
+      a = vsqrt(vsqrt(a));
+      acc[i] = c / a + a; /* stays near 2: no denormals, no infinities */
+    }
+  double dt = now() - t0;
+  double sink = 0;
+  for (int i = 0; i < 8; i++)
+    for (int l = 0; l < LANES; l++) sink += acc[i][l];
+  if (sink == 42.0) fprintf(stderr, "%g\n", sink);
+  return (double)iters * 8.0 * LANES * 3.0 / dt;
+}
+
 static void *worker(void *arg)
 {
   job_t *j = arg;
@@ -102,6 +144,7 @@ static void *worker(void *arg)
   }
   pthread_barrier_wait(j->bar);
   j->flops = fma_rate();
+  j->divider = divider_rate();
   return NULL;
 }
 
@@ -193,7 +236,7 @@ int main(int argc, char **argv)
   pthread_barrier_init(&bar, NULL, (unsigned)threads);
   for (int t = 0; t < threads; t++) {
     jobs[t] = (job_t){a, b, c, n * (size_t)t / (size_t)threads, n * (size_t)(t + 1) / (size_t)threads, reps, &bar,
-                      0, 0, starts, ends, t};
+                      0, 0, 0, starts, ends, t};
     if (pthread_create(&tid[t], NULL, worker, &jobs[t])) {
       fprintf(stderr, "bwprobe: cannot start thread %d\n", t);
       return 1;
@@ -204,12 +247,15 @@ int main(int argc, char **argv)
   for (int r = 1; r < reps; r++) /* the first repetition warms up (page faults are in the init) */
     if (ends[r] - starts[r] < best) best = ends[r] - starts[r];
   if (reps == 1) best = ends[0] - starts[0];
-  double flops = 0;
-  for (int t = 0; t < threads; t++) flops += jobs[t].flops;
+  double flops = 0, divider = 0;
+  for (int t = 0; t < threads; t++) {
+    flops += jobs[t].flops;
+    divider += jobs[t].divider;
+  }
   printf("{\"threads\": %d, \"mib\": %ld, \"lanes\": %d, \"triad_Bps\": %.6g, \"triad_bus_Bps\": %.6g, "
-         "\"flops_per_thread\": %.6g",
+         "\"flops_per_thread\": %.6g, \"divider_per_thread\": %.6g",
          threads, mib, LANES, 3.0 * sizeof(double) * (double)n / best, 4.0 * sizeof(double) * (double)n / best,
-         flops / threads);
+         flops / threads, divider / threads);
   if (gather && gather_probe(mib, reps < 3 ? reps : 3) != 0) {
     fprintf(stderr, "bwprobe: cannot allocate the gather arrays\n");
     return 1;

@@ -56,6 +56,7 @@ typedef struct platform {
   double line;       /* B, cache line */
   double llc;        /* B, last-level cache of the container */
   double gather_bw;  /* B/s of missed lines, one core */
+  double divider;    /* lanes/s of divisions and square roots, one core (0: the platform has none) */
 } platform_t;
 
 /* the element <host id="name" ...> ... </host> (or <host .../>) of an XML text: [*b, *e) */
@@ -162,6 +163,12 @@ static int platform_read(platform_t *pl, char *err, size_t errlen)
              pl->file, pl->host, core_bw, latency);
     return -1;
   }
+  char divider[64];
+  if (xml_prop(b, e, "divider_rate", divider, sizeof divider) == 0 && parse_rate(divider, &pl->divider) != 0) {
+    snprintf(err, errlen, "%s: host '%s': 'divider_rate' = '%s': expected a positive number", pl->file, pl->host,
+             divider);
+    return -1;
+  }
   if (xml_host(xml, membus, &b, &e) != 0 || xml_attr(b, e, "speed", bus_speed, sizeof bus_speed) != 0 ||
       parse_rate(bus_speed, &pl->node_bw) != 0) {
     snprintf(err, errlen, "%s: membus host '%s' of '%s': missing, or no valid 'speed'", pl->file, membus, pl->host);
@@ -178,9 +185,10 @@ static double max2(double a, double b) { return a > b ? a : b; }
 static double predict(const platform_t *pl, const sim_cost_t *c)
 {
   double traffic = sim_cost_cpu_traffic(c, pl->line, pl->llc, pl->core_bw / pl->gather_bw);
-  if (c->place == SIM_ON_HOST) return c->flops / pl->core_flops + traffic / min2(pl->core_bw, pl->node_bw);
+  double flops = sim_cost_cpu_flops(c, pl->core_flops, pl->divider);
+  if (c->place == SIM_ON_HOST) return flops / pl->core_flops + traffic / min2(pl->core_bw, pl->node_bw);
   double bw = min2(pl->cores * pl->core_bw, pl->node_bw);
-  return c->flops / (pl->cores * pl->core_flops) + pl->latency + traffic / bw;
+  return flops / (pl->cores * pl->core_flops) + pl->latency + traffic / bw;
 }
 
 static double wall(void)
@@ -363,8 +371,9 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
     const int cores = c.place == SIM_ON_HOST ? 1 : pl->cores;
     double best = t[k][0], median = t[k][o->reps / 2], cpu = u[k][o->reps / 2] / cores;
     const int pass2 = cw.flops > 0.0 || cw.bytes > 0.0; /* the fused step's wall pass */
-    double flops = c.flops + cw.flops;
-    double t_flop = flops / (cores * pl->core_flops);
+    double flops = c.flops + cw.flops, divsqrt = c.divsqrt + cw.divsqrt;
+    double t_flop = (sim_cost_cpu_flops(&c, pl->core_flops, pl->divider) +
+                     (pass2 ? sim_cost_cpu_flops(&cw, pl->core_flops, pl->divider) : 0.0)) / (cores * pl->core_flops);
     double traffic = sim_cost_cpu_traffic(&c, pl->line, pl->llc, pl->core_bw / pl->gather_bw) +
                      (pass2 ? sim_cost_cpu_traffic(&cw, pl->line, pl->llc, pl->core_bw / pl->gather_bw) : 0.0);
     double t_mem = traffic / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
@@ -375,11 +384,11 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
     outside += bad;
     const int fused = k == T_FORCES_ALL;
     printf("%-7s %6.0f %-10s %7.0f %7.0f %5.0f %5.0f | %9.3g %9.3g | %9.1f %9.1f %9.1f | %6.2f %6.2f | %9.1f %-4s "
-           "%9.1f | %6.2f%s\n",
+           "%9.1f | %6.2f %9.3g%s\n",
            pk->name, w.particles, timed_names[k], w.pairs, w.contacts, fused ? ww.pairs : 0.0,
            fused ? ww.contacts : 0.0, flops, traffic, 1e6 * best, 1e6 * median, 1e6 * cpu, 1e-9 * traffic / best,
            1e-9 * flops / best, 1e6 * roof, t_mem >= t_flop ? "mem" : "flop", 1e6 * charged, ratio,
-           bad ? "  OUTSIDE" : "");
+           divsqrt, bad ? "  OUTSIDE" : "");
   }
   printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
          "search", candidates, SEARCH_CANDIDATES_MODEL);
@@ -446,8 +455,8 @@ int main(int argc, char **argv)
     return 2;
   }
   printf("# platform %s, host %s: %d cores of %.3g flop/s, core_bw %.3g B/s, node bandwidth %.3g B/s, "
-         "launch latency %.3g s, cache line %.0f B, last-level cache %.3g B\n",
-         pl.file, pl.host, pl.cores, pl.core_flops, pl.core_bw, pl.node_bw, pl.latency, pl.line, pl.llc);
+         "launch latency %.3g s, cache line %.0f B, last-level cache %.3g B, divider %.3g lanes/s\n",
+         pl.file, pl.host, pl.cores, pl.core_flops, pl.core_bw, pl.node_bw, pl.latency, pl.line, pl.llc, pl.divider);
   printf("# times in us. best, median: device time of %d repetitions (OpenCL profiling; binning: host wall\n"
          "#   clock); cpu: median process CPU time over the cores used (PoCL's threads: what the kernel costs\n"
          "#   on an idle machine if its work splits evenly; the search's excludes the host binning)\n", o.reps);
@@ -455,12 +464,13 @@ int main(int argc, char **argv)
          "#   of the wall list, wall slots and contacts in pairs, contacts; forces_all: the pair pass over\n"
          "#   all n, then the wall pass over the listed ones, its slots and contacts in walls, wallc, two\n"
          "#   launches); bytes: the model's DRAM traffic; GB/s, GF/s: traffic and flops over the best time\n");
-  printf("# model: flops / (cores x rate) + traffic / bandwidth, bound: its larger term;\n"
+  printf("# model: flops / (cores x rate) + traffic / bandwidth, the divisions and square roots of the\n"
+         "#   flops (divsqrt) at the divider's rate (divider_rate), bound: its larger term;\n"
          "#   charged: what the SMPI build charges (sim/membus.c: launch latency added to the flop term);\n"
          "#   ratio: best / model\n");
-  printf("%-7s %6s %-10s %7s %7s %5s %5s | %9s %9s | %9s %9s %9s | %6s %6s | %9s %-4s %9s | %6s\n", "packing", "n",
-         "kernel", "pairs", "contact", "walls", "wallc", "flops", "bytes", "best", "median", "cpu", "GB/s", "GF/s",
-         "model", "bnd", "charged", "ratio");
+  printf("%-7s %6s %-10s %7s %7s %5s %5s | %9s %9s | %9s %9s %9s | %6s %6s | %9s %-4s %9s | %6s %9s\n", "packing",
+         "n", "kernel", "pairs", "contact", "walls", "wallc", "flops", "bytes", "best", "median", "cpu", "GB/s", "GF/s",
+         "model", "bnd", "charged", "ratio", "divsqrt");
   int outside = 0;
   for (int q = 0; q < o.n_packings; ++q)
     for (int i = 0; i < o.n_sizes; ++i) {

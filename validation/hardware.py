@@ -61,7 +61,7 @@ def build_probe(out):
 
 def probe(exe, repeats, ncpu, mib):
     best = {"bw_1core": 0.0, "bw_allcore": 0.0, "flops_1core": 0.0, "gather_1core": 0.0,
-            "lattice_1core": 0.0}
+            "lattice_1core": 0.0, "divider_1core": 0.0}
     for r in range(repeats):
         gather = ["--gather"] if r == 0 else []
         one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)] + gather).stdout)
@@ -70,6 +70,7 @@ def probe(exe, repeats, ncpu, mib):
         best["bw_1core"] = max(best["bw_1core"], one["triad_bus_Bps"])
         best["bw_allcore"] = max(best["bw_allcore"], allc["triad_bus_Bps"])
         best["flops_1core"] = max(best["flops_1core"], one["flops_per_thread"])
+        best["divider_1core"] = max(best["divider_1core"], one["divider_per_thread"])
         if gather:
             best["gather_1core"] = one["random_lines_per_s"] * 64.0
             best["lattice_1core"] = one["lattice_Bps"]
@@ -93,21 +94,24 @@ def latency_factor(curve, u):
 def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
     """CALIBRATION CONSTANT 1 measured here: the contact-force kernel (dem_forces_all, particles in
     contact, side^3 of them) on both cores through validation/calibrate_cost; its time less the
-    model's memory term (traffic / bandwidth of the calibrated platform) and the launch latency
-    is its compute; flops over it, per core, over the core's clock (FMA peak / flop per cycle)."""
+    model's memory term (traffic / bandwidth of the calibrated platform), the launch latency and
+    its divisions and square roots at the probe's divider rate is its compute; the other flops
+    over it, per core, over the core's clock (FMA peak / flop per cycle)."""
     p = sh([exe, "--platform", plat, "--host", "local", "--sizes", str(side), "--packings", "contact",
             "--reps", str(reps)])
     if p.returncode:
         raise SystemExit(f"hardware.py: calibrate_cost failed:\n{p.stdout}")
     row = next(l for l in p.stdout.splitlines() if l.startswith("contact") and " forces_all " in l)
     cols = row.replace("|", " ").split()
-    flops, traffic, best = float(cols[7]), float(cols[8]), float(cols[9]) * 1e-6
+    flops, traffic, best, divsqrt = float(cols[7]), float(cols[8]), float(cols[9]) * 1e-6, float(cols[18])
     cores = 2
     bw = min(cores * min(pr["bw_1core"], pr["bw_allcore"]), pr["bw_allcore"])
-    compute = best - traffic / bw - CPU_LATENCY
-    rate = flops / (cores * compute)
+    divider_s = divsqrt / (cores * pr["divider_1core"])
+    compute = best - traffic / bw - CPU_LATENCY - divider_s
+    rate = (flops - divsqrt) / (cores * compute)
     clock = pr["flops_1core"] / (32.0 if pr["flops_1core"] > 60e9 else 16.0)
     return dict(kernel_row=row, kernel_flops=flops, kernel_traffic=traffic, kernel_best_s=best,
+                kernel_divsqrt=divsqrt, kernel_divider_s=divider_s,
                 kernel_rate=rate, clock_hz=clock, kernel_flops_per_cycle=rate / clock)
 
 
@@ -125,7 +129,8 @@ def calibrated_platform(pr, path):
         "platforms/make_platforms.py's local platform with its estimates replaced by measurements:",
         f"memory bandwidth {bw / 1e9:.3g} GB/s (triad bus traffic, {pr['threads_all']} threads); per-core bandwidth",
         f"{core_bw / 1e9:.3g} GB/s (triad, 1 thread); missed gathers {pr['gather_1core'] / 1e9:.3g} GB/s per core; core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
-        f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels (KERNEL_FLOPS_PER_CYCLE).",
+        f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels (KERNEL_FLOPS_PER_CYCLE);",
+        f"divider {pr['divider_1core'] / 1e9:.3g} G lanes/s per core (divide / square-root loop).",
         "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
         "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
     ]
@@ -133,10 +138,12 @@ def calibrated_platform(pr, path):
                           [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
                            ("local", 2, "local-2core")],
                           ["the machine: node 'local', memory bus local-membus"],
-                          latency=mp.CPU_LAUNCH_LATENCY, llc=mp.LOCAL_LLC, gather=pr["gather_1core"])
+                          latency=mp.CPU_LAUNCH_LATENCY, llc=mp.LOCAL_LLC, gather=pr["gather_1core"],
+                          divider=pr["divider_1core"])
     half = dict(host="local-1half", cores=1,
                 props=mp.container_props("local-1half", "local", "local", core_bw / 2, latency=mp.CPU_LAUNCH_LATENCY,
-                                         llc=mp.LOCAL_LLC, gather=pr["gather_1core"] / 2))
+                                         llc=mp.LOCAL_LLC, gather=pr["gather_1core"] / 2,
+                                         divider=pr["divider_1core"] / 2))
     node["containers"].append(half)
     xml = mp.platform("local", header, [node])
     # platform() gives every container of a node the node's core rate: halve local-1half's
