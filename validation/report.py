@@ -267,12 +267,20 @@ def calibration_rows():
         ("DEM kernel FP64 operations per core cycle (KERNEL_FLOPS_PER_CYCLE)",
          f"{speed('n1-cn6700-4') / 3.4e9:.2f}", "CALIBRATION CONSTANT 1",
          "MEASURED on the development machine by `validation/hardware.py --calibrate-only`: the contact-force kernel "
-         "(validation/calibrate_cost) less its modelled memory time, per core, over bwprobe's clock; median of three "
-         "runs (0.90, 1.43, 1.63); platforms/README.md; not fitted to any figure of the study"),
+         "(validation/calibrate_cost) less its modelled memory time and its divisions and square roots at the "
+         "probe's divider rate, per core, over bwprobe's clock; three runs (1.67, 1.68, 1.67); platforms/README.md; "
+         "not fitted to any figure of the study"),
+        ("divider rate per core, i7-6700 / i7-4790 (divider_rate: FP64 divisions and square roots)",
+         f"{prop('n1-cn6700-4', 'divider_rate') / 1e9:.2f} / {prop('n6-cn4790-4', 'divider_rate') / 1e9:.2f} G lanes/s",
+         "hardware facts", "base clock / divider cycles per lane in the contact's mix of 2 square roots per division: "
+         "Skylake vdivpd ymm 8, vsqrtpd ymm 12 cycles (2.67 per lane), Haswell 28 and 28 (7 per lane; a 128-bit "
+         "divider); LLVM's X86 scheduling models (X86SchedSkylakeClient.td, X86SchedHaswell.td); sim/cost.c counts "
+         "9 per particle contact"),
         ("P100 rate for the DEM kernels", f"{prop('g1-cngpu', 'gpu_flops') / 1e9:.0f} Gflop/s",
          "published measurement x CALIBRATION CONSTANT 1",
          "an OpenCL DEM on a P100 ran 3.7-5.7 x (4.6 x) a two-socket Xeon E5-2630 v4 node (FACTS.md); that node "
-         "through this model (20 cores x 2.2 GHz x KERNEL_FLOPS_PER_CYCLE, 136.6 GB/s); make_platforms.py"),
+         "through this model (20 cores x 2.2 GHz x KERNEL_FLOPS_PER_CYCLE, a Broadwell divider of 6 cycles per lane, "
+         "136.6 GB/s); make_platforms.py"),
         ("P100 memory: streamed / missed gathers / L2", f"{prop('g1-cngpu', 'gpu_bw') / 1e9:.0f} / "
          f"{prop('g1-cngpu', 'gpu_gather_bw') / 1e9:.0f} GB/s / {prop('g1-cngpu', 'llc_bytes') / 2**20:.0f} MiB",
          "published measurements, datasheet", "BabelStream triad 552 of 732 GB/s, Spatter random gathers 72 GiB/s on "

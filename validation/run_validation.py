@@ -171,6 +171,9 @@ def main():
                     help="the commit the builds were made from, for the report (default: this tree's HEAD)")
     ap.add_argument("--resume", "--reuse", dest="reuse", action="store_true",
                     help="keep runs that already have a summary.json for this scale (resume, or redraw)")
+    ap.add_argument("--no-full", action="store_true",
+                    help="skip the full-length case 1 pair of --scale study (10,000 steps; about 40 minutes of "
+                         "the invocation): the rest of the report, without its rows")
     ap.add_argument("--no-sensitivity", action="store_true",
                     help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 56 runs)")
     ap.add_argument("--no-measured", action="store_true",
@@ -182,6 +185,8 @@ def main():
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
     a = ap.parse_args()
     sc = dict(SCALES[a.scale], name=a.scale)
+    if a.no_full:
+        sc["full_case1"] = False
     out = os.path.abspath(a.out or os.path.join(TOP, "out", f"validation-{a.scale}"))
     if not os.access(a.demsim, os.X_OK):
         print(f"run_validation.py: {a.demsim}: not built (cmake --preset smpi; cmake --build --preset smpi)",
