@@ -9,8 +9,8 @@ which sets each observation of shared/STUDY.md beside the simulator's figure.
 
   --scale      tiny (the CTest end-to-end check, about a minute), laptop (20,000 particles, about
                20 minutes on 2 cores) or study (the committed report: the study's 500,000 particles,
-               ten repartition intervals of 50 steps, and case 1 NOW/RW also at the full 10,000
-               steps to show what the shortening changes; about an hour and a half on 2 cores);
+               ten repartition intervals of 50 steps, and cases 1 and 3 NOW/RW also at the full
+               10,000 steps to show what the shortening changes; about two hours on 2 cores);
                see SCALES below: same box, fill, lattice, material, time step and containers as the
                study, the same number of repartitions per run as far as the scale allows.
   --hardware   also runs validation/hardware.py (native build on this machine, with and without a
@@ -58,13 +58,13 @@ SCALES = {
                    case45_stressed=[1, 2, 3, 4, 5], case6_ratios=[0, 20, 50, 80, 100],
                    purpose="8 repartition intervals per run (the study: 10), 20,000 particles"),
     "study": dict(particles=500000, steps=500, repartition_every=50, metrics_every=10,
-                  case45_stressed=[1, 3, 5], case6_ratios=[0, 50, 100], full_case1=True,
+                  case45_stressed=[1, 3, 5], case6_ratios=[0, 50, 100], full_cases=["case1", "case3"],
                   hardware=dict(particles=500000, steps=100, repeats=3), tornado_steps=250,
                   purpose="the committed report: the study's 500,000 particles and time step, ten repartition "
-                          "intervals per run (500 steps, one every 50; the study: 10,000 and 1,000), and case 1 "
-                          "NOW/RW also at the full 10,000 steps"),
+                          "intervals per run (500 steps, one every 50; the study: 10,000 and 1,000), and cases 1 "
+                          "and 3 NOW/RW also at the full 10,000 steps"),
 }
-FULL_CASE1 = "case1-full"  # the full-length case 1 runs (--scale study)
+FULL = "-full"  # the full-length runs of cases 1 and 3 (--scale study): caseN-full
 
 
 def scale_factor(sc):
@@ -97,60 +97,23 @@ def scaled_case6(ratio, sc, outdir):
     return dst, sched
 
 
-def full_case1(scen_dir):
-    """Writes case1-full.cfg: case 1 as committed (500,000 particles, 10,000 steps, a repartition
+def full_case(scen_dir, case):
+    """Writes caseN-full.cfg: the case as committed (500,000 particles, 10,000 steps, a repartition
     every 1,000), under its own name; returns its path."""
-    with open(os.path.join(TOP, "scenarios", "case1.cfg")) as f:
+    with open(os.path.join(TOP, "scenarios", case + ".cfg")) as f:
         text = f.read()
-    text = text.replace('name = "case1";', f'name = "{FULL_CASE1}";').replace(
+    text = text.replace(f'name = "{case}";', f'name = "{case}{FULL}";').replace(
         'file = "../platforms/openstack.xml";', f'file = "{os.path.join(TOP, "platforms", "openstack.xml")}";')
     os.makedirs(scen_dir, exist_ok=True)
-    dst = os.path.join(scen_dir, FULL_CASE1 + ".cfg")
+    dst = os.path.join(scen_dir, case + FULL + ".cfg")
     with open(dst, "w") as f:
         f.write(text)
     return dst
 
 
-def plan(sc, scen_dir):
-    """The runs: (scenario file, policy); the full case 1 pair (--scale study) first, being the
-    longest."""
-    runs = []
-    if sc.get("full_case1"):
-        path = full_case1(scen_dir)
-        runs += [(path, "NOW"), (path, "RW")]
-    for c in ("case1", "case2", "case3"):
-        for p in ("NOW", "RW"):
-            runs.append((os.path.join(TOP, "scenarios", c + ".cfg"), p))
-    for case in ("case4", "case5"):
-        for k in sc["case45_stressed"]:
-            for p in ("NOW", "RW", "RW5"):
-                runs.append((os.path.join(TOP, "scenarios", f"{case}-stress{k}.cfg"), p))
-    schedules = {}
-    for r in sc["case6_ratios"]:
-        path, sched = scaled_case6(r, sc, scen_dir)
-        schedules[r] = sched
-        for p in ("NOW", "RW", "RW5"):
-            runs.append((path, p))
-    return runs, schedules
-
-
-def run_name(scenario, policy):
-    return f"{os.path.splitext(os.path.basename(scenario))[0]}-{policy}"
-
-
-def reusable(a, runs_dir, scenario, policy, particles, steps):
-    """With --resume: the run's summary exists and is of this particle count and length."""
-    path = os.path.join(runs_dir, run_name(scenario, policy), "summary.json")
-    if not (a.reuse and os.path.exists(path)):
-        return False
-    with open(path) as f:
-        js = json.load(f)
-    return js.get("steps") == steps and js.get("particles_start", js.get("particles")) == particles
-
-
 def run_options(scenario, sc):
-    """demsim options of one run: the scale's, except for the full case 1 (its file's own)."""
-    if os.path.basename(scenario) == FULL_CASE1 + ".cfg":
+    """demsim options of one run: the scale's, except for the full-length ones (their file's own)."""
+    if os.path.basename(scenario).endswith(FULL + ".cfg"):
         return ["--set", "output.metrics_every=100"], STUDY_PARTICLES, STUDY_STEPS
     return (["--particles", str(sc["particles"]), "--steps", str(sc["steps"]),
              "--repartition-every", str(sc["repartition_every"]),
@@ -172,8 +135,8 @@ def main():
     ap.add_argument("--resume", "--reuse", dest="reuse", action="store_true",
                     help="keep runs that already have a summary.json for this scale (resume, or redraw)")
     ap.add_argument("--no-full", action="store_true",
-                    help="skip the full-length case 1 pair of --scale study (10,000 steps; about 40 minutes of "
-                         "the invocation): the rest of the report, without its rows")
+                    help="skip the full-length pairs of --scale study (cases 1 and 3 at 10,000 steps; about an "
+                         "hour of the invocation): the rest of the report, without their rows")
     ap.add_argument("--no-sensitivity", action="store_true",
                     help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 56 runs)")
     ap.add_argument("--no-measured", action="store_true",
@@ -186,7 +149,7 @@ def main():
     a = ap.parse_args()
     sc = dict(SCALES[a.scale], name=a.scale)
     if a.no_full:
-        sc["full_case1"] = False
+        sc["full_cases"] = []
     out = os.path.abspath(a.out or os.path.join(TOP, "out", f"validation-{a.scale}"))
     if not os.access(a.demsim, os.X_OK):
         print(f"run_validation.py: {a.demsim}: not built (cmake --preset smpi; cmake --build --preset smpi)",
