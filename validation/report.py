@@ -647,10 +647,10 @@ def limitations(sc):
              "gains measured at this scale are lower bounds of what the same model gives at full scale; "
              "`--scale study` runs the study's size.") if sc["particles"] < 500000 else (
              f"The study's particle count, shortened to {sc['steps']:,} steps (ten repartition intervals) but for "
-             "case 1's full-length pair; cases 4 and 5 ran with "
+             "the full-length pairs (" + (", ".join(sc.get("full_cases", [])) or "none this time") + "); cases 4 and 5 ran with "
              f"{', '.join(map(str, sc['case45_stressed']))} stressed containers and case 6 at the ratios "
              f"{', '.join(f'{r} %' for r in sc['case6_ratios'])} (the study: 1..5 and 0..100 %), to keep the "
-             "sweep within about an hour and a half on 2 cores.")
+             "sweep within about two hours on 2 cores.")
     return [first] + LIMITATIONS
 
 
@@ -661,7 +661,11 @@ LIMITATIONS = [
     "turn them into facts.",
     "Kernel efficiency: KERNEL_FLOPS_PER_CYCLE was measured on this machine's cores (AMD EPYC, PoCL) and carried "
     "to the i7 nodes by their clock; the study's own code and OpenCL runtime are unknown, so the i7 nodes' real "
-    "rate may differ (the sensitivity section shows what +-20 % does). Clock: base, no turbo.",
+    "rate may differ (the sensitivity section shows what +-20 % does). Clock: base, no turbo. The divider "
+    "(divisions and square roots) is charged apart, at each core's own rate (a fact from LLVM's scheduling models, "
+    "measured here by bwprobe), and added to the rest of the compute: the contact law is a chain of dependent roots "
+    "and divisions. An out-of-order core may hide part of it behind other work; if it hid all of it, the i7-4790 "
+    "would compute a contact 6 % faster than the i7-6700 (its clock) instead of about 20 % slower.",
     "The memory model: compute and traffic add up (no overlap); a vm stress worker draws one core's bandwidth "
     "(stress-ng's own access pattern was not measured); the loaded-latency curve is a server socket's, not a "
     "desktop i7's. The cache model assumes the particles stay in lattice order (they do: packing order, and "

@@ -134,9 +134,9 @@ def main():
                     help="the commit the builds were made from, for the report (default: this tree's HEAD)")
     ap.add_argument("--resume", "--reuse", dest="reuse", action="store_true",
                     help="keep runs that already have a summary.json for this scale (resume, or redraw)")
-    ap.add_argument("--no-full", action="store_true",
-                    help="skip the full-length pairs of --scale study (cases 1 and 3 at 10,000 steps; about an "
-                         "hour of the invocation): the rest of the report, without their rows")
+    ap.add_argument("--full", default=None, metavar="CASES",
+                    help="the cases also run at full length (10,000 steps), comma-separated, '' for none (default: "
+                         "the scale's; study: case1,case3, about an hour of the invocation)")
     ap.add_argument("--no-sensitivity", action="store_true",
                     help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 56 runs)")
     ap.add_argument("--no-measured", action="store_true",
@@ -148,8 +148,12 @@ def main():
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
     a = ap.parse_args()
     sc = dict(SCALES[a.scale], name=a.scale)
-    if a.no_full:
-        sc["full_cases"] = []
+    if a.full is not None:
+        sc["full_cases"] = [c for c in a.full.split(",") if c]
+        bad = [c for c in sc["full_cases"] if not os.path.isfile(os.path.join(TOP, "scenarios", c + ".cfg"))]
+        if bad:
+            print(f"run_validation.py: --full: no scenarios/{bad[0]}.cfg", file=sys.stderr)
+            return 2
     out = os.path.abspath(a.out or os.path.join(TOP, "out", f"validation-{a.scale}"))
     if not os.access(a.demsim, os.X_OK):
         print(f"run_validation.py: {a.demsim}: not built (cmake --preset smpi; cmake --build --preset smpi)",
