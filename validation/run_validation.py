@@ -111,6 +111,43 @@ def full_case(scen_dir, case):
     return dst
 
 
+def plan(sc, scen_dir):
+    """The runs: (scenario file, policy); the full-length pairs (--scale study) first, being the
+    longest."""
+    runs = []
+    for case in sc.get("full_cases", []):
+        path = full_case(scen_dir, case)
+        runs += [(path, "NOW"), (path, "RW")]
+    for c in ("case1", "case2", "case3"):
+        for p in ("NOW", "RW"):
+            runs.append((os.path.join(TOP, "scenarios", c + ".cfg"), p))
+    for case in ("case4", "case5"):
+        for k in sc["case45_stressed"]:
+            for p in ("NOW", "RW", "RW5"):
+                runs.append((os.path.join(TOP, "scenarios", f"{case}-stress{k}.cfg"), p))
+    schedules = {}
+    for r in sc["case6_ratios"]:
+        path, sched = scaled_case6(r, sc, scen_dir)
+        schedules[r] = sched
+        for p in ("NOW", "RW", "RW5"):
+            runs.append((path, p))
+    return runs, schedules
+
+
+def run_name(scenario, policy):
+    return f"{os.path.splitext(os.path.basename(scenario))[0]}-{policy}"
+
+
+def reusable(a, runs_dir, scenario, policy, particles, steps):
+    """With --resume: the run's summary exists and is of this particle count and length."""
+    path = os.path.join(runs_dir, run_name(scenario, policy), "summary.json")
+    if not (a.reuse and os.path.exists(path)):
+        return False
+    with open(path) as f:
+        js = json.load(f)
+    return js.get("steps") == steps and js.get("particles_start", js.get("particles")) == particles
+
+
 def run_options(scenario, sc):
     """demsim options of one run: the scale's, except for the full-length ones (their file's own)."""
     if os.path.basename(scenario).endswith(FULL + ".cfg"):
