@@ -678,6 +678,52 @@ LIMITATIONS = [
 ]
 
 
+def _mean_load(summary, node_type):
+    loads = [r["load_s"] for r in summary.get("per_rank", []) if node_type in r.get("host", "")]
+    return sum(loads) / len(loads) if loads else None
+
+
+def _case2_reading(data):
+    """Case 2: why the i7-4790 containers are the slow ones, from their loads under NOW."""
+    if "case2-NOW" not in data:
+        return None
+    s = data["case2-NOW"]["summary"]
+    l47, l67 = _mean_load(s, "cn4790"), _mean_load(s, "cn6700")
+    if not (l47 and l67):
+        return None
+    t = s.get("rank0_timers_s", {})
+    tot = t.get("total") or s["sim_time_s"]
+    g = _gain(data, "case2-NOW", "case2-RW")
+    return (f"Case 2 under NOW: a CN-4790-4 rank's load is {l47 / l67:.2f} x a CN-6700-4 rank's for the same "
+            "particle count. The i7-4790's higher clock (3.6 against 3.4 GHz) is outweighed by its divider (the "
+            "contact law's 9 divisions and square roots cost 7 cycles per lane on Haswell, 2.67 on Skylake; "
+            "divider_rate in the parameter table) and its DDR3 bus (29.87 against 34.13 GB/s). lambda under NOW "
+            f"is {s['lambda_final_percent']:.1f} %; RW removes it, but the computation is only "
+            f"{t.get('compute', 0) / tot * 100:.0f} % of rank 0's time (the ghost exchange "
+            f"{t.get('ghosts', 0) / tot * 100:.0f} %), so the total falls by {_fmt(g, '.1f', ' %')}.")
+
+
+def _case3_reading(data):
+    """Case 3: what RW's balance buys against what its repartitions cost, shortened and at full length."""
+    if not all(n in data for n in ("case3-NOW", "case3-RW")):
+        return None
+    def timers(name):
+        s = data[name]["summary"]
+        return s.get("rank0_timers_s", {}), s["sim_time_s"], s["steps"]
+    (tn, Tn, steps), (tr, Tr, _) = timers("case3-NOW"), timers("case3-RW")
+    per_n, per_r = (Tn - tn.get("repartition", 0)) / steps * 1e3, (Tr - tr.get("repartition", 0)) / steps * 1e3
+    txt = (f"Case 3 ({steps:,} steps): RW gives the P100 container most of the particles, and the time per step "
+           f"outside the repartitions falls from {per_n:.2f} to {per_r:.2f} ms; but its repartitions (weights that "
+           "converge over several intervals, particles migrating to and from the GPU node through its one 1 Gbps "
+           f"NIC) take {tr.get('repartition', 0):.2f} s of rank 0's time against {tn.get('repartition', 0):.2f} s "
+           f"under NOW, so RW's gain is {_fmt(_gain(data, 'case3-NOW', 'case3-RW'), '.1f', ' %')} in the shortened run.")
+    gf = _gain(data, "case3-full-NOW", "case3-full-RW")
+    if gf is not None:
+        txt += (f" At the study's length (10,000 steps, a repartition every 1,000) the same repartitions are paid "
+                f"over twenty times the steps, and RW's gain is {gf:.1f} %.")
+    return txt
+
+
 def assessment(data, hw):
     """Data-driven reading of the results (bullets)."""
     out = []
@@ -705,6 +751,7 @@ def assessment(data, hw):
         else:
             txt += " Case 1 RW run missing."
         out.append(txt)
+    out += [t for t in (_case2_reading(data), _case3_reading(data)) if t]
     if hw:
         comp = {c["what"]: c for c in hw.get("comparisons", [])}
         thr = next((c for w, c in comp.items() if "contact: throughput" in w), None)
