@@ -258,6 +258,41 @@ static double search_candidates(const dem_grid_t *g, const dem_particles_t *p)
   return p->n ? sum / (double)p->n : 0.0;
 }
 
+/* One row of the table: kernel k's measured times (tk, uk: device and CPU seconds of the
+ * repetitions, sorted here) beside the model's for its cost c (and cw, the fused step's wall
+ * pass). Returns 1 when the ratio is outside the --check factor. */
+static int report_row(const platform_t *pl, const packing_t *pk, int k, const dem_work_t *wk, const sim_cost_t *pc,
+                      const sim_cost_t *pcw, const dem_engine_work_t *pww, double *tk, double *uk,
+                      const run_opts_t *o)
+{
+  const dem_work_t w = *wk;
+  const sim_cost_t c = *pc, cw = *pcw;
+  const dem_engine_work_t ww = *pww;
+  qsort(tk, (size_t)o->reps, sizeof(double), cmp_double);
+  qsort(uk, (size_t)o->reps, sizeof(double), cmp_double);
+  const int cores = c.place == SIM_ON_HOST ? 1 : pl->cores;
+  double best = tk[0], median = tk[o->reps / 2], cpu = uk[o->reps / 2] / cores;
+  const int pass2 = cw.flops > 0.0 || cw.bytes > 0.0; /* the fused step's wall pass */
+  double flops = c.flops + cw.flops, divsqrt = c.divsqrt + cw.divsqrt;
+  double t_flop = (sim_cost_cpu_flops(&c, pl->core_flops, pl->divider) +
+                   (pass2 ? sim_cost_cpu_flops(&cw, pl->core_flops, pl->divider) : 0.0)) / (cores * pl->core_flops);
+  double traffic = sim_cost_cpu_traffic(&c, pl->line, pl->llc, pl->core_bw / pl->gather_bw) +
+                   (pass2 ? sim_cost_cpu_traffic(&cw, pl->line, pl->llc, pl->core_bw / pl->gather_bw) : 0.0);
+  double t_mem = traffic / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
+                                                   : min2(pl->cores * pl->core_bw, pl->node_bw));
+  double roof = t_flop + t_mem, charged = predict(pl, &c) + (pass2 ? predict(pl, &cw) : 0.0);
+  double ratio = best / roof;
+  int bad = o->check > 0.0 && (ratio > o->check || ratio < 1.0 / o->check);
+  const int fused = k == T_FORCES_ALL;
+  printf("%-7s %6.0f %-10s %7.0f %7.0f %5.0f %5.0f | %9.3g %9.3g | %9.1f %9.1f %9.1f | %6.2f %6.2f | %9.1f %-4s "
+         "%9.1f | %6.2f %9.3g%s\n",
+         pk->name, w.particles, timed_names[k], w.pairs, w.contacts, fused ? ww.pairs : 0.0,
+         fused ? ww.contacts : 0.0, flops, traffic, 1e6 * best, 1e6 * median, 1e6 * cpu, 1e-9 * traffic / best,
+         1e-9 * flops / best, 1e6 * roof, t_mem >= t_flop ? "mem" : "flop", 1e6 * charged, ratio,
+         divsqrt, bad ? "  OUTSIDE" : "");
+  return bad;
+}
+
 /* Times every kernel over one packing of s^3 particles; prints one line per kernel. Returns the
  * number of kernels outside the --check factor, or -1 on error. */
 static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run_opts_t *o)
@@ -366,29 +401,7 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
       outside = -1;
       goto done;
     }
-    qsort(t[k], (size_t)o->reps, sizeof(double), cmp_double);
-    qsort(u[k], (size_t)o->reps, sizeof(double), cmp_double);
-    const int cores = c.place == SIM_ON_HOST ? 1 : pl->cores;
-    double best = t[k][0], median = t[k][o->reps / 2], cpu = u[k][o->reps / 2] / cores;
-    const int pass2 = cw.flops > 0.0 || cw.bytes > 0.0; /* the fused step's wall pass */
-    double flops = c.flops + cw.flops, divsqrt = c.divsqrt + cw.divsqrt;
-    double t_flop = (sim_cost_cpu_flops(&c, pl->core_flops, pl->divider) +
-                     (pass2 ? sim_cost_cpu_flops(&cw, pl->core_flops, pl->divider) : 0.0)) / (cores * pl->core_flops);
-    double traffic = sim_cost_cpu_traffic(&c, pl->line, pl->llc, pl->core_bw / pl->gather_bw) +
-                     (pass2 ? sim_cost_cpu_traffic(&cw, pl->line, pl->llc, pl->core_bw / pl->gather_bw) : 0.0);
-    double t_mem = traffic / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
-                                                     : min2(pl->cores * pl->core_bw, pl->node_bw));
-    double roof = t_flop + t_mem, charged = predict(pl, &c) + (pass2 ? predict(pl, &cw) : 0.0);
-    double ratio = best / roof;
-    int bad = o->check > 0.0 && (ratio > o->check || ratio < 1.0 / o->check);
-    outside += bad;
-    const int fused = k == T_FORCES_ALL;
-    printf("%-7s %6.0f %-10s %7.0f %7.0f %5.0f %5.0f | %9.3g %9.3g | %9.1f %9.1f %9.1f | %6.2f %6.2f | %9.1f %-4s "
-           "%9.1f | %6.2f %9.3g%s\n",
-           pk->name, w.particles, timed_names[k], w.pairs, w.contacts, fused ? ww.pairs : 0.0,
-           fused ? ww.contacts : 0.0, flops, traffic, 1e6 * best, 1e6 * median, 1e6 * cpu, 1e-9 * traffic / best,
-           1e-9 * flops / best, 1e6 * roof, t_mem >= t_flop ? "mem" : "flop", 1e6 * charged, ratio,
-           divsqrt, bad ? "  OUTSIDE" : "");
+    outside += report_row(pl, pk, k, &w, &c, &cw, &ww, t[k], u[k], o);
   }
   printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
          "search", candidates, SEARCH_CANDIDATES_MODEL);
