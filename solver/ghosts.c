@@ -81,7 +81,7 @@ struct dem_ghosts {
   double *bboxes;      /* 6 per rank: lo[3], hi[3] of its owned particles */
   size_t bboxes_cap;
   double comm_time;    /* s, MPI time of the per-step exchanges */
-  dem_grid_t *grid;    /* the owned particles' cells (registration without part boxes) */
+  dem_grid_t *grid;    /* the owned particles' cells (the registration's answers) */
   dem_ghosts_stats_t stats;
   const int *site;     /* site of each rank (platform.sites), or NULL: one site */
 };

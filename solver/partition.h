@@ -1,9 +1,9 @@
 /* Domain decomposition with Zoltan (the only module that calls Zoltan): the partitioner named
  * by run.partitioner (RCB, RIB, HSFC, PHG, GRAPH, HIER; one descriptor each in partition.c), target
  * part sizes = the balancing weights (Zoltan_LB_Set_Part_Sizes); particles migrate with
- * Zoltan_Migrate and take their contact history with them; RCB's part boxes serve ghost
- * registration, the other partitioners leave it to ghosts.c's box-free path. Part r is owned
- * by rank r. */
+ * Zoltan_Migrate and take their contact history with them; ghosts.c finds the ghosts from the
+ * particles, whatever the partitioner (RCB's part boxes are kept for queries only). Part r is
+ * owned by rank r. */
 #ifndef DEMSIM_SOLVER_PARTITION_H
 #define DEMSIM_SOLVER_PARTITION_H
 
