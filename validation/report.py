@@ -7,6 +7,7 @@ computed (a missing run) says "n/a (run missing)". Definitions are stated next t
 """
 import hashlib
 import os
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -537,6 +538,12 @@ def stage_table(hw):
             _table(["run", *stages, "total"], rows), ""]
 
 
+def _platform_kfpc():
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "platforms"))
+    import make_platforms
+    return make_platforms.KERNEL_FLOPS_PER_CYCLE
+
+
 def hardware_section(hw):
     L = ["## Validation on hardware", ""]
     L.append(f"Command: `{hw.get('command', 'validation/hardware.py')}` ({hw.get('wall_s', 0):.0f} s of wall time). "
@@ -558,7 +565,14 @@ def hardware_section(hw):
         if p.get("kernel_flops_per_cycle"):
             rows.append(("KERNEL_FLOPS_PER_CYCLE measured in this invocation (contact-force kernel, calibrate_cost)",
                          f"{p['kernel_flops_per_cycle']:.2f} ({p['kernel_rate'] / 1e9:.2f} Gflop/s per core at "
-                         f"{p['clock_hz'] / 1e9:.2f} GHz; the platforms use 1.4)"))
+                         f"{p['clock_hz'] / 1e9:.2f} GHz; the platforms use {_platform_kfpc():.2f})"))
+        if p.get("divider_1core"):
+            rows.append(("divider: divisions and square roots, 1 core (2 roots per division)",
+                         f"{p['divider_1core'] / 1e9:.2f} G lanes/s"))
+        if p.get("flops_allcore_per_thread"):
+            rows.append((f"FP64 rate per core with all {p.get('threads_all', '?')} cores busy (FMA loop): what one "
+                         "core keeps when the others compute too", f"{p['flops_allcore_per_thread'] / 1e9:.1f} Gflop/s "
+                         f"({p['flops_allcore_per_thread'] / p['flops_1core']:.2f} x the 1-core figure)"))
         L.append(_table(["probe (validation/bwprobe.c, calibrate_cost)", "measured"], rows))
         L.append("")
         L.append(f"Calibrated platform: `{hw.get('platform', '')}` (platforms/local.xml's estimates replaced by "
