@@ -877,9 +877,9 @@ def measured_section(data, meas):
              "local_speed), over the modelled container's (cores x host speed) or the P100's FP64 rate, as SMPI charges "
              "a benchmarked block (sim/clock.c). Host-side work, copies and the network keep the model. This estimate "
              "does not use the memory model: this machine's memory is in the measurement and no bus traffic is "
-             "charged, so co-located memory stress and the i7-4790's slower memory do not show in it, and a kernel "
-             "scales with the container's cores and clock alone. Where the two estimates part, the memory model is "
-             "what makes the difference. The runs went one at a time (a measurement beside another run would "
+             "charged, so co-located memory stress and the i7-4790's slower memory do not show in it, nor its slower "
+             "divider: a kernel scales with the container's cores and clock alone. Where the two estimates part, the "
+             "memory and divider model is what makes the difference. The runs went one at a time (a measurement beside another run would "
              "measure it too).")
     L.append("")
     rows = []
