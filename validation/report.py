@@ -688,7 +688,9 @@ LIMITATIONS = [
     "(the study: two and two), the median of the repeats kept (the fastest shown beside it); the emulated "
     "heterogeneity runs rank 1 half the time on its core (stopped and continued every 10 ms), which the model "
     "represents as a half-speed core with half the per-core bandwidth.",
-    "No graph/hypergraph partitioner comparison (the study's other open question): the simulator has RCB only.",
+    "The sections under 'Beyond the study' come from their own scripts, each with the build it ran (named in "
+    "its command line), not from this invocation's: the model changes since then (see platforms/README.md) are "
+    "not in them until they are re-run.",
 ]
 
 
