@@ -777,7 +777,10 @@ def assessment(data, hw):
             head = (f"On this machine the cost model predicts {thr['predicted']:.3g} particle-steps/s for one "
                     f"core (particles in contact) and the real OpenCL code reaches {best:.3g} in its fastest run "
                     f"({thr['measured']:.3g} median): ")
-            if f > 1.0:
+            if 1.0 / 1.1 <= f <= 1.1:
+                out.append(head + f"the model is within {abs(f - 1.0) * 100:.0f} % of the real code "
+                           f"({'faster' if f > 1.0 else 'slower'}).")
+            elif f > 1.0:
                 out.append(head + f"the model is {f:.1f} x too fast. The stage table of the hardware section says "
                            "where: the force kernel runs slower in the application (one PoCL thread, 500,000 "
                            "particles) than validation/calibrate_cost measured it (two threads, 216,000), from which "
