@@ -536,6 +536,7 @@ def probe_node(n, containers):
     llc = n.get("llc_bytes") or LLC_PER_CORE * cores
     rates = ", ".join(f"{k['cores']} core(s) {k['particle_steps_per_s']:.3g}" for k in n.get("kernel_rate", []))
     stressed = n.get("triad_1core_stressed_Bps")
+    divider = n.get("divider_1core")  # absent in a probe.json of before the divider: one flop each
     doc = [f"node {n['name']}: {n.get('cpu_model', '?')}, {cores} cores; MEASURED by demsim probe:",
            f"memory bus {bw / 1e9:.3g} GB/s (triad bus traffic, all cores); one core {core_bw / 1e9:.3g} GB/s"
            + (f", {stressed / 1e9:.3g} GB/s beside {n.get('stress')}" if stressed else "") + ";",
@@ -543,13 +544,15 @@ def probe_node(n, containers):
            f" ({n['vector_lanes']} lanes), so a {clock / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
            f"(KERNEL_FLOPS_PER_CYCLE {KERNEL_FLOPS_PER_CYCLE}); last-level cache {llc / 2**20:.3g} MiB"
            + ("" if n.get("llc_bytes") else " (ESTIMATE: not readable)") + ".",
+           (f"divider {divider / 1e9:.3g} G lanes/s per core (divisions and square roots)." if divider else
+            "divider: not in this probe (divisions and square roots charged as one flop each)."),
            f"DEM kernels (contact lattice, particle-steps/s): {rates or 'not measured'}.",
            "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
            f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."] + STORAGE_DOC
     cs = []
     for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,
-                                llc=llc * ncores / cores, gather=n["gather_1core_Bps"])
+                                llc=llc * ncores / cores, gather=n["gather_1core_Bps"], divider=divider)
         if shares:
             props.append(("shares_cores_with", ",".join(shares)))
         cs.append(dict(host=host, cores=ncores, props=props))

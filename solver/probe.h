@@ -30,6 +30,7 @@ typedef struct dem_probe_node {
   double lattice_1core_Bps;   /* B/s, lattice-order gathers */
   double flops_peak_1core;    /* flop/s, FP64 FMA chains of one thread */
   double vector_lanes;        /* doubles per vector register of bwprobe's build */
+  double divider_1core;       /* lanes/s of FP64 divisions and square roots, one thread */
   int n_kernel;
   struct { int cores; double particle_steps_per_s, loop_s; } kernel[DEM_PROBE_MAX_KERNELS];
   int n_cl;

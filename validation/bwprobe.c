@@ -40,7 +40,10 @@
 #include <string.h>
 #include <time.h>
 
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#define HAVE_X86_SQRT 1
+#endif
 
 #if defined(__AVX512F__)
 #define LANES 8
@@ -55,12 +58,15 @@ typedef double vec_t __attribute__((vector_size(LANES * sizeof(double))));
  * libm's errno path) */
 static inline vec_t vsqrt(vec_t a)
 {
-#if LANES == 8
+#if defined(HAVE_X86_SQRT) && LANES == 8
   return (vec_t)_mm512_sqrt_pd((__m512d)a);
-#elif LANES == 4
+#elif defined(HAVE_X86_SQRT) && LANES == 4
   return (vec_t)_mm256_sqrt_pd((__m256d)a);
-#else
+#elif defined(HAVE_X86_SQRT)
   return (vec_t)_mm_sqrt_pd((__m128d)a);
+#else
+  for (int l = 0; l < LANES; l++) a[l] = __builtin_sqrt(a[l]); /* other ISAs: the compiler's square root */
+  return a;
 #endif
 }
 

@@ -22,7 +22,7 @@ import sys
 
 NODE_KEYS = ["name", "ranks", "cores", "cpu_model", "llc_bytes", "mem_bytes", "triad_1core_Bps", "triad_allcore_Bps",
              "triad_1core_stressed_Bps", "stress", "gather_1core_Bps", "lattice_1core_Bps", "flops_peak_1core",
-             "vector_lanes", "kernel_rate", "opencl_devices", "commands"]
+             "vector_lanes", "divider_1core", "kernel_rate", "opencl_devices", "commands"]
 TOP_KEYS = ["format", "date", "command", "demsim", "options", "nodes", "pairs"]
 failures = []
 
@@ -72,6 +72,7 @@ def load(demsim, out, args):
         for k in ("triad_1core_Bps", "triad_allcore_Bps", "gather_1core_Bps", "lattice_1core_Bps"):
             check((n.get(k) or 0) > 1e8, f"{path}: {k} = {n.get(k)}, expected > 1e8 B/s")
         check((n.get("flops_peak_1core") or 0) > 1e8, f"{path}: flops_peak_1core = {n.get('flops_peak_1core')}")
+        check((n.get("divider_1core") or 0) > 1e7, f"{path}: divider_1core = {n.get('divider_1core')}, expected > 1e7")
         check((n.get("mem_bytes") or 0) > 1e8, f"{path}: mem_bytes = {n.get('mem_bytes')}")
         if n.get("cores", 0) >= 2:
             check((n.get("triad_1core_stressed_Bps") or 0) > 1e8 or n.get("stress_skipped"),

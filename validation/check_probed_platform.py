@@ -77,6 +77,8 @@ def main():
         check(all(f"{name}-{i}" in hosts for i in range(n["cores"])), f"{name}-i single-core hosts")
         check(float(props[name]["core_bw"]) == min(n["triad_1core_Bps"], n["triad_allcore_Bps"]), f"{name} core_bw")
         check(float(props[name]["core_gather_bw"]) == n["gather_1core_Bps"], f"{name} core_gather_bw")
+        if n.get("divider_1core"):
+            check(abs(float(props[name]["divider_rate"]) / n["divider_1core"] - 1) < 1e-5, f"{name} divider_rate")
     check(hosts["c0"].get("core") == "1" and props["c0"]["node"] == "node-a", "c0: 1 core on node-a")
     check(hosts["c1"].get("core") == "2" and props["c1"]["node"] == "node-b", "c1: 2 cores on node-b")
     check(props["s1"]["membus"] == "node-b-membus", "s1 shares node-b's bus")
