@@ -15,10 +15,10 @@ sim/clock.c), a few per step; they move a rank's load by about 1 % and the total
 partitions and the contact counts agree too. Exit status 0 when the bounds hold, else 1.
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
+
+import checking
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -26,15 +26,10 @@ TOTAL_BOUND, LOAD_BOUND = 0.005, 0.03
 
 
 def run(demsim, backend, out):
-    d = os.path.join(out, backend)
-    cmd = [demsim, "run", os.path.join(TOP, "scenarios", "case1.cfg"), "--particles", "20000", "--steps", "60",
-           "--repartition-every", "30", "--set", f"device.backend={backend}", "--out", d, "--quiet"]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode:
-        print(f"check_backends.py: FAIL: {' '.join(cmd)} exited with {p.returncode}:\n{p.stdout[-2000:]}")
-        sys.exit(1)
-    with open(os.path.join(d, "summary.json")) as f:
-        return json.load(f)
+    return checking.demsim_run("check_backends.py", demsim,
+                               [os.path.join(TOP, "scenarios", "case1.cfg"), "--particles", "20000", "--steps", "60",
+                                "--repartition-every", "30", "--set", f"device.backend={backend}"],
+                               os.path.join(out, backend))
 
 
 def main():

@@ -14,7 +14,6 @@
    exits with 2.
 Exit status 0 when all hold, else 1 (each failure printed).
 """
-import argparse
 import os
 import re
 import subprocess
@@ -22,6 +21,8 @@ import sys
 
 import h5py
 import numpy as np
+
+import checking
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -85,11 +86,7 @@ def check_lattice(demsim, out, lattice):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--demsim", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = checking.args(__doc__)
     res = subprocess.run([sys.executable, BENCH, "--demsim", a.demsim, "--particles", str(N),
                           "--deck-only", os.path.join(a.out, "decks")], capture_output=True, text=True)
     check(res.returncode == 0, f"--deck-only: exit {res.returncode}: {res.stderr}")

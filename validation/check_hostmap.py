@@ -8,12 +8,13 @@ placement.
 Two 1-core containers c0 (core 0) and c1 (core 1) on localhost, and a vm stress neighbour s1
 on core 1 (scenarios/emulated/hostmap-local.cfg), running scenarios/bench-contact.cfg at 20,000
 particles for 40 steps. Exits 1 naming what did not hold."""
-import argparse
 import json
 import os
 import subprocess
 import sys
 import time
+
+import checking
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
@@ -24,11 +25,7 @@ def stress_running():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--demsim", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = checking.args(__doc__)
     hostmap = os.path.join(SOURCE, "scenarios", "emulated", "hostmap-local.cfg")
     scenario = os.path.join(a.out, "hostmap.cfg")
     with open(os.path.join(SOURCE, "scenarios", "bench-contact.cfg")) as f:

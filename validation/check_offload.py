@@ -18,14 +18,13 @@ native build the server is one more local process). Checks:
     twice.
 Exit status 0 when all hold, else 1.
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
 
 import h5py
 import numpy as np
+
+import checking
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -36,17 +35,11 @@ STEPS = 30
 
 def run(demsim, out, name, ranks, hosts, server=None):
     d = os.path.join(out, name)
-    cmd = [demsim, "run", SCEN, "--particles", "8000", "--steps", str(STEPS), "--repartition-every", "10",
-           "--ranks", str(ranks), "--policy", "RW", "--set", "platform.hosts=" + ",".join(hosts),
-           "--out", d, "--quiet"]
+    opts = [SCEN, "--particles", "8000", "--steps", str(STEPS), "--repartition-every", "10", "--ranks", str(ranks),
+            "--policy", "RW", "--set", "platform.hosts=" + ",".join(hosts)]
     if server:
-        cmd += ["--set", f"device.server={server}"]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode:
-        print(f"check_offload.py: FAIL: {' '.join(cmd)} exited with {p.returncode}:\n{p.stdout[-3000:]}")
-        sys.exit(1)
-    with open(os.path.join(d, "summary.json")) as f:
-        return json.load(f), d
+        opts += ["--set", f"device.server={server}"]
+    return checking.demsim_run("check_offload.py", demsim, opts, d), d
 
 
 def final_state(d):
@@ -59,11 +52,7 @@ def final_state(d):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--demsim", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = checking.args(__doc__)
     two = ["n1-cn6700-4", "n2-cn6700-4"]
     local, dl = run(a.demsim, a.out, "local", 2, two)
     smpi = local.get("build") == "smpi"

@@ -11,12 +11,13 @@ neighbour of the map then runs under SMPI, the stressed rank's load above the ot
 
     check_probed_platform.py --demsim build/smpi/demsim --out DIR
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+
+import checking
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -45,11 +46,7 @@ output = {{ dir = "{out}"; metrics_every = 10; }};
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--demsim", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = checking.args(__doc__)
     failures = []
 
     def check(cond, what):

@@ -18,39 +18,26 @@ The native build runs the first two (eight local processes; the weights then com
 timings, and the checks hold whatever they are).
 Exit status 0 when all hold, else 1.
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(TOP, "platforms"))
 from make_platforms import twosite  # noqa: E402
+import checking  # noqa: E402
 
 SCEN = os.path.join(TOP, "scenarios", "twosite.cfg")
 STEPS, EVERY = 40, 10
 
 
 def run(demsim, out, name, extra):
-    d = os.path.join(out, name)
-    cmd = [demsim, "run", SCEN, "--particles", "5000", "--steps", str(STEPS), "--repartition-every", str(EVERY),
-           "--policy", "RW", "--out", d, "--quiet"] + extra
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode:
-        print(f"check_sites.py: FAIL: {' '.join(cmd)} exited with {p.returncode}:\n{p.stdout[-3000:]}")
-        sys.exit(1)
-    with open(os.path.join(d, "summary.json")) as f:
-        return json.load(f)
+    return checking.demsim_run("check_sites.py", demsim, [SCEN, "--particles", "5000", "--steps", str(STEPS),
+                               "--repartition-every", str(EVERY), "--policy", "RW"] + extra, os.path.join(out, name))
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--demsim", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a = checking.args(__doc__)
     fails = []
     held = run(a.demsim, a.out, "held", ["--set", "run.site_threshold=1000"])
     s = held["sites"]
