@@ -21,18 +21,18 @@ inline void dem_history_carry(int i, int slots, __global const int *nbr_count, _
   }
 }
 
-__kernel void dem_search(int n, __constant const double *prm, __global const double *pos,
-                         __global const double *radius, __global const int *id,
-                         __global const int *cell_start, __global const int *cell_sorted, uint mask,
-                         double ox, double oy, double oz, double h, int slots, __global int *nbr_count,
-                         __global int *nbr_index, __global int *nbr_gid, __global double *spring,
-                         volatile __global int *status)
+/* Searches particle i and rewrites its slots; returns the slots written (*walls: of which wall
+ * slots), 0 when its slots are left as they were. */
+inline int dem_search_particle(int i, __constant const double *prm, __global const double *pos,
+                               __global const double *radius, __global const int *id,
+                               __global const int *cell_start, __global const int *cell_sorted, int4 lo, uint4 key,
+                               double3 o, double h, int slots, __global int *nbr_count, __global int *nbr_index,
+                               __global int *nbr_gid, __global double *spring, volatile __global int *status,
+                               int *walls)
 {
-  int i = get_global_id(0);
-  if (i >= n) return;
   int gid[DEM_MAX_NEIGHBORS], idx[DEM_MAX_NEIGHBORS];
   double nspring[3 * DEM_MAX_NEIGHBORS];
-  int count = dem_search_collect(i, prm, pos, radius, id, cell_start, cell_sorted, mask, ox, oy, oz, h, gid, idx);
+  int count = dem_search_collect(i, prm, pos, radius, id, cell_start, cell_sorted, lo, key, o, h, gid, idx);
   if (count > DEM_MAX_NEIGHBORS && atomic_cmpxchg(&status[DEM_S_OVERFLOW], 0, 1) == 0) {
     status[DEM_S_GID] = id[i];
     status[DEM_S_COUNT] = count;
@@ -40,7 +40,7 @@ __kernel void dem_search(int n, __constant const double *prm, __global const dou
   int used = count < DEM_MAX_NEIGHBORS ? count : DEM_MAX_NEIGHBORS;
   if (used > slots) {
     atomic_max(&status[DEM_S_UNFIT], used);
-    return;
+    return 0;
   }
   dem_history_carry(i, slots, nbr_count, nbr_gid, spring, gid, used, nspring);
   const int base = i * slots;
@@ -50,9 +50,32 @@ __kernel void dem_search(int n, __constant const double *prm, __global const dou
     for (int c = 0; c < 3; ++c) spring[3 * (base + k) + c] = nspring[3 * k + c];
   }
   nbr_count[i] = used;
-  int walls = 0;
-  for (int k = 0; k < used; ++k) walls += gid[k] < 0;
-  /* one global atomic per particle: the search runs rarely */
-  atomic_add(&status[DEM_S_PAIRS], used);
-  if (walls) atomic_add(&status[DEM_S_WALLS], walls);
+  for (int k = 0; k < used; ++k) *walls += gid[k] < 0;
+  return used;
+}
+
+/* One work-item per binned particle, in cell_sorted order (space order: neighbouring
+ * work-items read the same rows); ghosts (index >= n) have nothing to do. The slot counts are
+ * summed in the work-group, then added to status once per work-group. */
+__kernel void dem_search(int n, int n_total, __constant const double *prm, __global const double *pos,
+                         __global const double *radius, __global const int *id,
+                         __global const int *cell_start, __global const int *cell_sorted, int4 lo, uint4 key,
+                         double ox, double oy, double oz, double h, int slots, __global int *nbr_count,
+                         __global int *nbr_index, __global int *nbr_gid, __global double *spring,
+                         volatile __global int *status)
+{
+  __local int sum[2];
+  if (get_local_id(0) == 0) sum[0] = sum[1] = 0;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int k = get_global_id(0);
+  int i = k < n_total ? cell_sorted[k] : n;
+  int used = 0, walls = 0;
+  if (i < n)
+    used = dem_search_particle(i, prm, pos, radius, id, cell_start, cell_sorted, lo, key, (double3)(ox, oy, oz), h,
+                               slots, nbr_count, nbr_index, nbr_gid, spring, status, &walls);
+  if (used) atomic_add(&sum[0], used);
+  if (walls) atomic_add(&sum[1], walls);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0 && sum[0]) atomic_add(&status[DEM_S_PAIRS], sum[0]);
+  if (get_local_id(0) == 0 && sum[1]) atomic_add(&status[DEM_S_WALLS], sum[1]);
 }

@@ -653,20 +653,21 @@ int dem_device_search(dem_device_t *d, const dem_grid_t *g, double *bytes, dem_s
   cl_int zero = 0;
   DEM_CL(d, clEnqueueFillBuffer(d->queue, d->status, &zero, sizeof(zero), 0, 8 * sizeof(cl_int), 0, NULL, NULL));
   d->queued = 1;
-  cl_int n = (cl_int)d->p->n;
-  cl_uint mask = g->mask;
+  cl_int n = (cl_int)d->p->n, n_total = (cl_int)g->n_total;
+  cl_int4 lo = {{g->lo[0], g->lo[1], g->lo[2], 0}};
+  cl_uint4 key = {{g->mask, g->stride[0], g->stride[1], 0}};
   cl_double ox = g->origin[0], oy = g->origin[1], oz = g->origin[2], h = g->h;
   cl_int slots = d->bound_slots;
-  const size_t sizes[] = {sizeof(n), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
-                          sizeof(cl_mem), sizeof(mask), sizeof(ox), sizeof(oy), sizeof(oz), sizeof(h),
-                          sizeof(slots), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem),
-                          sizeof(cl_mem)};
-  const void *const vals[] = {&n, &d->params, &d->bufs[DEM_ARRAY_POS], &d->bufs[DEM_ARRAY_RADIUS], &d->bufs[DEM_ARRAY_ID],
-                              &d->cell_start, &d->cell_sorted, &mask, &ox, &oy, &oz, &h, &slots,
-                              &d->bufs[DEM_ARRAY_NBR_COUNT], &d->bufs[DEM_ARRAY_NBR_INDEX], &d->bufs[DEM_ARRAY_NBR_GID],
-                              &d->bufs[DEM_ARRAY_SPRING], &d->status};
-  if (dem_device_args(d, K_SEARCH, 18, sizes, vals) != 0 || dem_device_launch(d, K_SEARCH) != 0 ||
-      dem_device_launch_wall_list(d) != 0)
+  const size_t m = sizeof(cl_mem);
+  const size_t sizes[] = {sizeof(n), sizeof(n_total), m, m, m, m, m, m, sizeof(lo), sizeof(key), sizeof(ox),
+                          sizeof(oy), sizeof(oz), sizeof(h), sizeof(slots), m, m, m, m, m};
+  const void *const vals[] = {&n, &n_total, &d->params, &d->bufs[DEM_ARRAY_POS], &d->bufs[DEM_ARRAY_RADIUS],
+                              &d->bufs[DEM_ARRAY_ID], &d->cell_start, &d->cell_sorted, &lo, &key, &ox, &oy, &oz, &h,
+                              &slots, &d->bufs[DEM_ARRAY_NBR_COUNT], &d->bufs[DEM_ARRAY_NBR_INDEX],
+                              &d->bufs[DEM_ARRAY_NBR_GID], &d->bufs[DEM_ARRAY_SPRING], &d->status};
+  /* over every binned particle, in cell_sorted order: the kernel skips the ghosts */
+  if (dem_device_args(d, K_SEARCH, 20, sizes, vals) != 0 ||
+      dem_device_launch_range(d, K_SEARCH, 0, g->n_total) != 0 || dem_device_launch_wall_list(d) != 0)
     return -1;
   cl_int s[8];
   DEM_CL(d, clEnqueueReadBuffer(d->queue, d->status, CL_TRUE, 0, sizeof(s), s, 0, NULL, NULL));

@@ -278,16 +278,17 @@ static int near_any(const dem_grid_t *grid, const double *pos, const double *x, 
   int32_t c[3];
   for (int a = 0; a < 3; a++) c[a] = dem_grid_coord(x[a], grid->origin[a], grid->h);
   for (int dz = -1; dz <= 1; dz++)
-    for (int dy = -1; dy <= 1; dy++)
-      for (int dx = -1; dx <= 1; dx++) {
-        uint32_t b = dem_grid_hash(c[0] + dx, c[1] + dy, c[2] + dz, grid->mask);
-        /* a bucket may hold other cells too: the distance decides */
-        for (int32_t k = grid->cell_start[b]; k < grid->cell_start[b + 1]; k++) {
+    for (int dy = -1; dy <= 1; dy++) {
+      int32_t run[6];
+      int runs = dem_grid_row_runs(grid, c[0], c[1] + dy, c[2] + dz, run);
+      /* the buckets may hold other cells too: the distance decides */
+      for (int r = 0; r < runs; r++)
+        for (int32_t k = run[2 * r]; k < run[2 * r + 1]; k++) {
           const double *y = pos + 3 * (size_t)grid->cell_sorted[k];
           double d0 = x[0] - y[0], d1 = x[1] - y[1], d2 = x[2] - y[2];
           if (d0 * d0 + d1 * d1 + d2 * d2 <= reach * reach) return 1;
         }
-      }
+    }
   return 0;
 }
 

@@ -1,6 +1,7 @@
 /* Cell hashing and counting sort (see grid.h). */
 #include "grid.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,15 +35,20 @@ static int dem_grid_grow(int32_t **arr, size_t *cap, size_t want)
 
 static uint32_t dem_grid_bucket(const dem_grid_t *g, const double *x)
 {
-  return dem_grid_hash(dem_grid_coord(x[0], g->origin[0], g->h), dem_grid_coord(x[1], g->origin[1], g->h),
-                       dem_grid_coord(x[2], g->origin[2], g->h), g->mask);
+  return dem_grid_bucket_of(g, dem_grid_coord(x[0], g->origin[0], g->h), dem_grid_coord(x[1], g->origin[1], g->h),
+                            dem_grid_coord(x[2], g->origin[2], g->h));
 }
 
-int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, const double origin[3], size_t *bad)
+/* The binned particles' lowest and highest cell per axis; -2 (and *bad) when a position is not
+ * finite or its cell number would overflow int32 with room for the +-1 neighbours. */
+static int dem_grid_extent(const double *pos, size_t n_total, double h, const double origin[3], int32_t lo[3],
+                           int32_t hi[3], size_t *bad)
 {
-  if (n_total > (size_t)INT32_MAX / 2) return -1;
-  /* cell numbers must fit in int32 with room for the +-1 neighbours (also rejects NaN) */
   const double limit = 1073741824.0; /* 2^30 cells */
+  for (int c = 0; c < 3; ++c) {
+    lo[c] = 0;
+    hi[c] = 0;
+  }
   for (size_t i = 0; i < n_total; ++i)
     for (int c = 0; c < 3; ++c) {
       double q = (pos[3 * i + c] - origin[c]) / h;
@@ -50,9 +56,22 @@ int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, c
         *bad = i;
         return -2;
       }
+      int32_t k = (int32_t)floor(q);
+      if (i == 0 || k < lo[c]) lo[c] = k;
+      if (i == 0 || k > hi[c]) hi[c] = k;
     }
+  return 0;
+}
+
+/* Sizes the table (2-4 buckets per particle; up to 4x more when the box of cells is larger, so
+ * that a compact set of particles has a bucket per cell) and numbers the cells of the box. */
+static int dem_grid_table(dem_grid_t *g, size_t n_total, const int32_t lo[3], const int32_t hi[3])
+{
+  double cells = 1.0;
+  for (int c = 0; c < 3; ++c) cells *= (double)hi[c] - (double)lo[c] + 3.0; /* a cell of margin */
   size_t buckets = 64;
   while (buckets < 2 * n_total) buckets *= 2;
+  for (int k = 0; k < 2 && (double)buckets < cells; ++k) buckets *= 2;
   /* keep the table when it is already big enough and not oversized: the OpenCL buffers wrap it */
   if (g->cell_start && g->cap_buckets >= buckets && g->cap_buckets <= 4 * buckets) buckets = g->cap_buckets;
   else if (g->cap_buckets != buckets || !g->cell_start) {
@@ -63,13 +82,27 @@ int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, c
     if (dem_grid_grow(&g->cell_start, &cap, buckets + 1) != 0) return -1;
     g->cap_buckets = buckets;
   }
-  if (dem_grid_grow(&g->cell_sorted, &g->cap_sorted, n_total) != 0) return -1;
   g->buckets = buckets;
   g->mask = (uint32_t)(buckets - 1);
+  for (int c = 0; c < 3; ++c) g->lo[c] = lo[c] - 1;
+  uint32_t nx = (uint32_t)(hi[0] - lo[0]) + 3u, ny = (uint32_t)(hi[1] - lo[1]) + 3u;
+  g->stride[0] = nx;
+  g->stride[1] = nx * ny; /* wraps for huge boxes: then only a hash, which the search allows */
+  return 0;
+}
+
+int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, const double origin[3], size_t *bad)
+{
+  if (n_total > (size_t)INT32_MAX / 2) return -1;
+  int32_t lo[3], hi[3];
+  if (dem_grid_extent(pos, n_total, h, origin, lo, hi, bad) != 0) return -2;
+  if (dem_grid_table(g, n_total, lo, hi) != 0) return -1;
+  if (dem_grid_grow(&g->cell_sorted, &g->cap_sorted, n_total) != 0) return -1;
   g->h = h;
   g->n_total = n_total;
   memcpy(g->origin, origin, sizeof(g->origin));
 
+  const size_t buckets = g->buckets;
   int32_t *start = g->cell_start;
   memset(start, 0, (buckets + 1) * sizeof(int32_t));
   for (size_t i = 0; i < n_total; ++i) start[dem_grid_bucket(g, pos + 3 * i) + 1]++;

@@ -1,10 +1,15 @@
 /* Infinite-grid cell hashing for the contact search.
  *
  * Space is cut into cubes of edge h >= 2 r_max + skin, so every partner of a particle lies in
- * its own cell or one of the 26 around it. The grid is unbounded: cell (cx, cy, cz) is hashed
- * into a power-of-two table of buckets, and a counting sort lists the particles bucket by
- * bucket (cell_start / cell_sorted, int32). Different cells may share a bucket, so a search
- * must check that a candidate really lies in the visited cell; then no pair is seen twice.
+ * its own cell or one of the 26 around it. The grid is unbounded: cell (cx, cy, cz) is numbered
+ * row by row inside the box of the binned particles' cells (one cell of margin around it), and
+ * that number, modulo a power-of-two table of buckets, is its bucket; a counting sort lists the
+ * particles bucket by bucket (cell_start / cell_sorted, int32). So neighbouring cells of a row
+ * are neighbouring buckets (a search reads a row of three cells as one run), and cell_sorted is
+ * in space order (a search in that order reuses what the previous particle loaded). When the
+ * box has more cells than the table has buckets (sparse particles), cells far apart share a
+ * bucket, so a search must check that a candidate really lies in the visited row; then no pair
+ * is seen twice.
  * The binning runs on the host for both backends (cheap, O(n), no per-particle arrays kept:
  * bucket ids are recomputed rather than stored). The OpenCL kernel (kernels/search.cl) uses
  * the same cell and hash formulas: keep them identical. */
@@ -18,8 +23,10 @@
 typedef struct dem_grid {
   double origin[3];      /* m, a corner of cell (0, 0, 0) */
   double h;              /* m, cell edge */
+  int32_t lo[3];         /* cell numbers of the table's corner: the lowest binned cell - 1 */
+  uint32_t stride[2];    /* bucket = ((cx - lo0) + stride0 (cy - lo1) + stride1 (cz - lo2)) & mask */
   uint32_t mask;         /* buckets - 1 */
-  size_t buckets;        /* power of two >= 2 * n_total */
+  size_t buckets;        /* power of two >= 2 * n_total, more (up to 4x) when the box has more cells */
   size_t n_total;        /* particles binned (owned + ghosts) */
   int32_t *cell_start;   /* buckets + 1 entries: particles of bucket b are cell_sorted[start[b] .. start[b+1]) */
   int32_t *cell_sorted;  /* n_total particle indices */
@@ -42,10 +49,37 @@ static inline int32_t dem_grid_coord(double x, double origin, double h)
   return (int32_t)floor((x - origin) / h);
 }
 
-static inline uint32_t dem_grid_hash(int32_t cx, int32_t cy, int32_t cz, uint32_t mask)
+static inline uint32_t dem_grid_bucket_of(const dem_grid_t *g, int32_t cx, int32_t cy, int32_t cz)
 {
-  /* large odd primes, wrapping arithmetic on uint32 (same in kernels/search.cl) */
-  return (((uint32_t)cx * 73856093u) ^ ((uint32_t)cy * 19349663u) ^ ((uint32_t)cz * 83492791u)) & mask;
+  /* wrapping arithmetic on uint32 (same in kernels/search.cl) */
+  return ((uint32_t)cx - (uint32_t)g->lo[0] + g->stride[0] * ((uint32_t)cy - (uint32_t)g->lo[1]) +
+          g->stride[1] * ((uint32_t)cz - (uint32_t)g->lo[2])) &
+         g->mask;
+}
+
+/* The runs of cell_sorted that hold the row of cells (cx - 1 .. cx + 1, cy, cz): one run when
+ * its three buckets are consecutive, three when the table wraps inside it. Fills run[2 k],
+ * run[2 k + 1] (first, end) and returns the number of runs. */
+static inline int dem_grid_row_runs(const dem_grid_t *g, int32_t cx, int32_t cy, int32_t cz, int32_t run[6])
+{
+  uint32_t b = dem_grid_bucket_of(g, cx - 1, cy, cz);
+  if (b + 2u <= g->mask) {
+    run[0] = g->cell_start[b];
+    run[1] = g->cell_start[b + 3];
+    return 1;
+  }
+  for (uint32_t k = 0; k < 3; ++k) {
+    uint32_t c = (b + k) & g->mask;
+    run[2 * k] = g->cell_start[c];
+    run[2 * k + 1] = g->cell_start[c + 1];
+  }
+  return 3;
+}
+
+/* 1 when cell (x, y, z) lies in the row (cx - 1 .. cx + 1, cy, cz) */
+static inline int dem_grid_in_row(int32_t x, int32_t y, int32_t z, int32_t cx, int32_t cy, int32_t cz)
+{
+  return (uint32_t)x - (uint32_t)(cx - 1) <= 2u && y == cy && z == cz;
 }
 
 #endif

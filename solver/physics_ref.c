@@ -69,24 +69,24 @@ dem_search_result_t dem_ref_search(dem_particles_t *p, const dem_params_t *prm, 
     int32_t cy = dem_grid_coord(xi[1], g->origin[1], g->h);
     int32_t cz = dem_grid_coord(xi[2], g->origin[2], g->h);
     for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          int32_t qx = cx + dx, qy = cy + dy, qz = cz + dz;
-          uint32_t b = dem_grid_hash(qx, qy, qz, g->mask);
-          for (int32_t s = g->cell_start[b]; s < g->cell_start[b + 1]; ++s) {
+      for (int dy = -1; dy <= 1; ++dy) {
+        int32_t qy = cy + dy, qz = cz + dz, run[6];
+        int runs = dem_grid_row_runs(g, cx, qy, qz, run);
+        for (int r = 0; r < runs; ++r)
+          for (int32_t s = run[2 * r]; s < run[2 * r + 1]; ++s) {
             int32_t j = g->cell_sorted[s];
             if ((size_t)j == i) continue;
             const double *xj = p->pos + 3 * j;
-            /* other cells hashed into this bucket: skip, they are visited on their own */
-            if (dem_grid_coord(xj[0], g->origin[0], g->h) != qx || dem_grid_coord(xj[1], g->origin[1], g->h) != qy ||
-                dem_grid_coord(xj[2], g->origin[2], g->h) != qz)
+            /* cells of other rows sharing these buckets: skip, they are visited with their row */
+            if (!dem_grid_in_row(dem_grid_coord(xj[0], g->origin[0], g->h), dem_grid_coord(xj[1], g->origin[1], g->h),
+                                 dem_grid_coord(xj[2], g->origin[2], g->h), cx, qy, qz))
               continue;
             double ex = xj[0] - xi[0], ey = xj[1] - xi[1], ez = xj[2] - xi[2];
             double d2 = ex * ex + ey * ey + ez * ez;
             double cut = ri + p->radius[j] + skin;
             if (d2 < cut * cut) count = dem_ref_insert(ngid, nidx, count, p->id[j], j);
           }
-        }
+      }
     if (count > DEM_MAX_NEIGHBORS && !res.overflow) {
       res.overflow = 1;
       res.overflow_gid = p->id[i];

@@ -1,6 +1,6 @@
 /* The contact search (cell hashing, solver/grid.c + the search kernel and its reference)
  * against a brute-force O(n^2) pair finder: random polydisperse configurations with ghosts and
- * particles outside the box, a lattice whose particles sit exactly on cell boundaries and at
+ * particles outside the box, sparse clusters whose cells outnumber the table's buckets, a lattice whose particles sit exactly on cell boundaries and at
  * exactly the cutoff distance, the carrying of contact history, and the neighbour-slot overflow
  * error. */
 #include <math.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "grid.h"
 #include "params.h"
 #include "particles.h"
 #include "physics_ref.h"
@@ -148,6 +149,64 @@ static void check_boundaries(dem_backend_t backend)
 
 static void test_boundaries_reference(void) { check_boundaries(DEM_BACKEND_REF); }
 static void test_boundaries_opencl(void) { check_boundaries(DEM_BACKEND_OPENCL); }
+
+/* Sparse particles: clusters of three touching particles scattered over a region with far more
+ * cells than the table has buckets (edge 2 m: the table wraps; 100 m: the cell numbers wrap
+ * uint32 too), so that cells far apart share buckets and rows wrap around the table's end. */
+static void check_sparse(dem_backend_t backend)
+{
+  const double edges[] = {2.0, 100.0};
+  for (int t = 0; t < 2; ++t) {
+    dem_params_t prm = dem_test_params(1e-6, 0.002);
+    const double r = 0.01, L = edges[t];
+    const size_t clusters = 400, n = 3 * clusters;
+    dem_particles_t *p = dem_particles_create(n);
+    uint64_t s = 4250 + (uint64_t)t;
+    for (int d = 0; d < 3; ++d) {
+      prm.box_lo[d] = 0.0;
+      prm.box_hi[d] = L;
+    }
+    for (size_t c = 0, i = 0; c < clusters; ++c) {
+      double x[3];
+      for (int d = 0; d < 3; ++d) x[d] = L * dem_test_rand(&s);
+      for (int k = 0; k < 3; ++k, ++i) {
+        p->id[i] = (dem_gid_t)((i * 7919) % n);
+        p->radius[i] = r;
+        for (int d = 0; d < 3; ++d) p->pos[3 * i + d] = x[d] + (d == k % 3 ? 1.9 * r * (k - 1) : 0.0);
+      }
+    }
+    p->n = n - 30;
+    p->n_ghost = 30;
+    dem_grid_t *g = dem_grid_create();
+    size_t bad = 0;
+    CU_ASSERT_EQUAL_FATAL(dem_grid_build(g, p->pos, n, 2 * r + prm.skin, prm.box_lo, &bad), 0);
+    double cells = (double)g->stride[0] * (double)g->stride[0] * (double)g->stride[0];
+    CU_ASSERT(cells > 10.0 * (double)g->buckets); /* the table wraps: the test is not vacuous */
+    int wrapped = 0; /* owned particles with a row wrapping around the table's end */
+    for (size_t i = 0; i < p->n; ++i) {
+      int32_t c[3], run[6], w = 0;
+      for (int d = 0; d < 3; ++d) c[d] = dem_grid_coord(p->pos[3 * i + d], g->origin[d], g->h);
+      for (int dz = -1; dz <= 1; ++dz)
+        for (int dy = -1; dy <= 1; ++dy) w |= dem_grid_row_runs(g, c[0], c[1] + dy, c[2] + dz, run) == 3;
+      wrapped += w;
+    }
+    printf("\n    edge %g m: %.2g cells, %zu buckets, %d particles with a wrapped row", L, cells, g->buckets, wrapped);
+    CU_ASSERT(wrapped >= 1);
+    dem_grid_destroy(&g);
+    dem_engine_t *e = open_engine(backend, &prm, p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_EQUAL_FATAL(dem_engine_search(e), 0);
+    CU_ASSERT_EQUAL_FATAL(dem_engine_pull(e, DEM_F_SLOTS, 0, p->n), 0);
+    double pairs = 0;
+    CU_ASSERT_EQUAL(check_against_brute(p, &prm, &pairs), 0);
+    CU_ASSERT(pairs > 1.2 * (double)p->n); /* most particles have their cluster's partners */
+    dem_engine_destroy(&e);
+    dem_particles_destroy(&p);
+  }
+}
+
+static void test_sparse_reference(void) { check_sparse(DEM_BACKEND_REF); }
+static void test_sparse_opencl(void) { check_sparse(DEM_BACKEND_OPENCL); }
 
 /* the springs of partners still listed after a new search are kept, new partners start at 0 */
 static void check_history(dem_backend_t backend)
@@ -310,6 +369,8 @@ static CU_TestInfo tests[] = {
   {"particle store: aligned, grows keeping contents", test_store},
   {"random, polydisperse, ghosts (reference)", test_random_reference},
   {"random, polydisperse, ghosts (OpenCL)", test_random_opencl},
+  {"sparse: cells outnumber the buckets, the table wraps (reference)", test_sparse_reference},
+  {"sparse: cells outnumber the buckets, the table wraps (OpenCL)", test_sparse_opencl},
   {"lattice on cell boundaries, at the cutoff (reference)", test_boundaries_reference},
   {"lattice on cell boundaries, at the cutoff (OpenCL)", test_boundaries_opencl},
   {"contact history carried by gid (reference)", test_history_reference},

@@ -241,7 +241,8 @@ typedef struct run_opts {
   } while (0)
 
 /* The particles the search kernel examines per owned particle, on average: everything in the
- * 27 buckets around its cell (kernels/search.cl), hash collisions included. */
+ * buckets of the 9 rows of three cells around its cell (kernels/search.cl), other cells sharing
+ * them included. */
 static double search_candidates(const dem_grid_t *g, const dem_particles_t *p)
 {
   double sum = 0.0;
@@ -249,11 +250,11 @@ static double search_candidates(const dem_grid_t *g, const dem_particles_t *p)
     int32_t c[3];
     for (int d = 0; d < 3; ++d) c[d] = dem_grid_coord(p->pos[3 * i + d], g->origin[d], g->h);
     for (int dz = -1; dz <= 1; ++dz)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dx = -1; dx <= 1; ++dx) {
-          uint32_t b = dem_grid_hash(c[0] + dx, c[1] + dy, c[2] + dz, g->mask);
-          sum += g->cell_start[b + 1] - g->cell_start[b];
-        }
+      for (int dy = -1; dy <= 1; ++dy) {
+        int32_t run[6];
+        int runs = dem_grid_row_runs(g, c[0], c[1] + dy, c[2] + dz, run);
+        for (int r = 0; r < runs; ++r) sum += run[2 * r + 1] - run[2 * r];
+      }
   }
   return p->n ? sum / (double)p->n : 0.0;
 }
