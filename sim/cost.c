@@ -24,10 +24,11 @@
  * is not charged (their reports do not carry it).
  * The candidates a search examines are not reported: they are charged per particle,
  * SEARCH_CANDIDATES of them. The cell edge is 2 r_max + skin, about one lattice spacing, so the
- * 27 cells around a particle hold about 27 particles; their 27 buckets also hold the particles of
- * other cells hashed into them (a table of 2-4 buckets per particle: about a third more).
- * Counted by validation/calibrate_cost on the benchmark lattices: 31.5 candidates per particle
- * at 216 particles, 36.5 at 8,000, 37.7 at 64,000.
+ * 27 cells around a particle hold about 27 particles; cells are numbered row by row inside the
+ * particles' box, so a compact set of particles has a bucket per cell and the 9 rows of three
+ * buckets hold those cells' particles and few others (solver/grid.h). Counted by
+ * validation/calibrate_cost on the benchmark lattices: 24.4 candidates per particle at 8,000,
+ * 25.7 at 64,000, 26.1 at 216,000, 26.3 at 512,000 (before the rows, a hashed table: 36-38).
  *
  * Host-side work runs on one core: packing and output are bandwidth work (a packed or written
  * byte is read once and written once: 2 B of traffic); Zoltan RCB is charged per particle and
@@ -36,7 +37,7 @@
 
 #include <math.h>
 
-#define SEARCH_CANDIDATES 36.0
+#define SEARCH_CANDIDATES 26.0
 
 /* Divisions and square roots (each one of the flops above, and each a lane of the divider,
  * sim_cost_cpu_flops), counted from the same source:
@@ -78,7 +79,7 @@ typedef struct traffic_coef {
   double gathers[N_COUNTS];
 } traffic_coef_t;
 
-/* SEARCH: per particle, 27 buckets (cell_start[b], [b+1]: one datum each, 216 B) and
+/* SEARCH: per particle, 9 rows (cell_start[b], [b+3]: one datum each, 72 B) and
  *   SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) gathered; per slot written, the new
  *   gid, index and spring stored without a load (32 B).
  * FORCES, FORCES_ALL: per particle slot the partner's pos and radius (2 data, 32 B), per
@@ -86,7 +87,7 @@ typedef struct traffic_coef {
  * BINNING: index stored 4 and bucket table cleared 12 B without a load.
  * PACK, OUTPUT: the copy's destination is written without a load (1 B per byte). */
 static const traffic_coef_t traffic[DEM_WORK_KIND_COUNT] = {
-  [DEM_WORK_SEARCH] = {{0, 32, 0, 0}, {216 + SEARCH_CANDIDATES * 36, 0, 0, 0}, {27 + SEARCH_CANDIDATES * 3, 0, 0, 0}},
+  [DEM_WORK_SEARCH] = {{0, 32, 0, 0}, {72 + SEARCH_CANDIDATES * 36, 0, 0, 0}, {18 + SEARCH_CANDIDATES * 3, 0, 0, 0}},
   [DEM_WORK_FORCES] = {{48, 0, 0, 0}, {0, 32, 48, 0}, {0, 2, 2, 0}},
   [DEM_WORK_FORCES_ALL] = {{48, 0, 0, 0}, {0, 32, 48, 0}, {0, 2, 2, 0}},
   [DEM_WORK_BINNING] = {{16, 0, 0, 0}, {0}, {0}},
@@ -124,19 +125,20 @@ static const traffic_coef_t traffic[DEM_WORK_KIND_COUNT] = {
  *   work-item's last group of eight. */
 static const coef_t table[DEM_WORK_KIND_COUNT] = {
   /* SEARCH (search.cl, history.cl: dem_search; boundaries.cl: dem_wall_list after it).
-   * per particle: pos+radius 32 B; nbr_count read and written 8; 27 buckets (cell_start[b],
-   *   [b+1]) 216; SEARCH_CANDIDATES x (cell_sorted 4, pos 24, radius 8) = 1296; the wall list's
-   *   nbr_count and first nbr_index 8 (the entry it writes for a particle with wall slots, 4 B
-   *   for a few per cent of them, is not counted): 1560 B.
+   * per particle: its cell_sorted entry 4 B (the work-items go in that order); pos+radius 32;
+   *   nbr_count read and written 8; 9 rows (cell_start[b], [b+3]) 72; SEARCH_CANDIDATES x
+   *   (cell_sorted 4, pos 24, radius 8) = 936; the wall list's nbr_count and first nbr_index 8
+   *   (the entry it writes for a particle with wall slots, 4 B for a few per cent of them, is
+   *   not counted): 1060 B.
    *   Flops: own cell 9 (3 x sub, div, floor), 6 walls x 2 (distance, r_i + skin) 12, and
-   *   SEARCH_CANDIDATES x 11 (e and d^2 8, cutoff r_i + r_j + skin 2 and its square 1) 396:
-   *   417 flops.
+   *   SEARCH_CANDIDATES x 11 (e and d^2 8, cutoff r_i + r_j + skin 2 and its square 1) 286:
+   *   307 flops.
    * per pair (a slot written): the candidate's cell, checked only for those within reach 9
    *   flops (a partner of another cell hashed into the bucket pays it too and is dropped: rare,
    *   not counted); partner id 4, old gid and spring for the history carry 28, new gid, index
    *   and spring stored 32: 64 B. */
   [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 11, 9, 0, 0},
-                       {32 + 8 + 216 + SEARCH_CANDIDATES * 36 + 8, 64, 0, 0}, {3, 3, 0, 0}},
+                       {4 + 32 + 8 + 72 + SEARCH_CANDIDATES * 36 + 8, 64, 0, 0}, {3, 3, 0, 0}},
   /* FORCES (forces.cl: dem_forces).
    * per particle: pos, vel, omega 72 B, radius 8, nbr_count 4 read, force and torque 48 stored:
    *   132 B; 3 flops (m_i).

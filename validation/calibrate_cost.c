@@ -42,7 +42,7 @@
 
 #define MAX_SIZES 8
 #define MAX_REPS 1000
-#define SEARCH_CANDIDATES_MODEL 36.0 /* sim/cost.c's SEARCH_CANDIDATES */
+#define SEARCH_CANDIDATES_MODEL 26.0 /* sim/cost.c's SEARCH_CANDIDATES */
 
 /* the platform host the prediction is made for */
 typedef struct platform {
