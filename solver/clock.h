@@ -14,7 +14,7 @@ typedef enum dem_work_kind {
   DEM_WORK_EXTERNAL,     /* kernel: gravity */
   DEM_WORK_FORCES_ALL,   /* kernel: forces + external fused in one pass (a step's pair pass) */
   DEM_WORK_INTEGRATE,    /* kernel: velocity Verlet (kick-drift or kick) */
-  DEM_WORK_BINNING,      /* host: cell hashing (counting sort) for the search */
+  DEM_WORK_BINNING,      /* host: cell binning (counting sort) for the search */
   DEM_WORK_COPY_D2H,     /* device -> host copy of `bytes` */
   DEM_WORK_COPY_H2D,     /* host -> device copy of `bytes` */
   DEM_WORK_PACK,         /* host: packing/unpacking `bytes` for ghosts or migration */

@@ -7,7 +7,8 @@
  *                            first step or after dem_engine_kick synchronised velocities, else 1)
  *   [ghost exchange, in parallel runs]
  *   dem_engine_search      : when dem_engine_needs_search(): rebuild the neighbour slots by cell
- *                            hashing (infinite grid) and carry the contact history by partner gid
+ *                            binning (infinite grid, cells numbered row by row) and carry the
+ *                            contact history by partner gid
  *   dem_engine_forces      : F, T = particle-particle contacts (Hertz + damping, tangential spring
  *                            + damping capped by Coulomb friction), springs updated
  *   dem_engine_boundaries  : += contacts with the six walls (same law, wall = infinite mass/radius)
