@@ -117,6 +117,23 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
                 kernel_rate=rate, clock_hz=clock, kernel_flops_per_cycle=rate / clock)
 
 
+def kernel_scaling(pr, plat, exe, reps=5, side=60):
+    """The same contact-force kernel on one core (core 0, one PoCL thread): how much faster both
+    cores run it (2.00 on 2 cores when they do not slow each other; a VM whose cores share a
+    physical core or are taken by other guests gives less). The 2-rank predictions assume the
+    cores independent, so this bounds how far those checks can agree."""
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    taskset = shutil.which("taskset")
+    cmd = ([taskset, "-c", "0"] if taskset else []) + [exe, "--platform", plat, "--host", "local-0", "--sizes",
+                                                      str(side), "--packings", "contact", "--reps", str(reps)]
+    p = sh(cmd, env=env)
+    if p.returncode:
+        raise SystemExit(f"hardware.py: calibrate_cost on one core failed:\n{p.stdout}")
+    row = next(l for l in p.stdout.splitlines() if l.startswith("contact") and " forces_all " in l)
+    best1 = float(row.replace("|", " ").split()[9]) * 1e-6
+    return dict(kernel_best_1core_s=best1, kernel_scaling=best1 / pr["kernel_best_s"])
+
+
 def calibrated_platform(pr, path):
     """platforms/local.xml rebuilt with the measured figures, plus local-1half."""
     import make_platforms as mp
@@ -349,6 +366,8 @@ def main():
         print(f"hardware.py: contact-force kernel {pr['kernel_rate'] / 1e9:.2f} GF/s per core at "
               f"{pr['clock_hz'] / 1e9:.2f} GHz: KERNEL_FLOPS_PER_CYCLE measured {pr['kernel_flops_per_cycle']:.2f}"
               f" (make_platforms.py: {__import__('make_platforms').KERNEL_FLOPS_PER_CYCLE})", flush=True)
+        pr.update(kernel_scaling(pr, plat, a.calibrate_cost))
+        print(f"hardware.py: the same kernel on both cores {pr['kernel_scaling']:.2f} x faster than on one", flush=True)
     if a.calibrate_only:
         with open(os.path.join(out, "calibration.json"), "w") as f:
             json.dump(pr, f, indent=1)

@@ -566,6 +566,10 @@ def hardware_section(hw):
             rows.append(("KERNEL_FLOPS_PER_CYCLE measured in this invocation (contact-force kernel, calibrate_cost)",
                          f"{p['kernel_flops_per_cycle']:.2f} ({p['kernel_rate'] / 1e9:.2f} Gflop/s per core at "
                          f"{p['clock_hz'] / 1e9:.2f} GHz; the platforms use {_platform_kfpc():.2f})"))
+        if p.get("kernel_scaling"):
+            rows.append((f"contact-force kernel on all {p.get('threads_all', '?')} cores over one core (calibrate_cost; "
+                         "the 2-rank predictions assume the cores independent: 2.00 on 2 cores)",
+                         f"{p['kernel_scaling']:.2f} x"))
         if p.get("divider_1core"):
             rows.append(("divider: divisions and square roots, 1 core (2 roots per division)",
                          f"{p['divider_1core'] / 1e9:.2f} G lanes/s"))
@@ -842,7 +846,7 @@ def assessment(data, hw):
 
 def sensitivity_section(data, sens, figs):
     rows, base = F.tornado_rows(data, sens)
-    L = [f"## Sensitivity to the calibration constants", ""]
+    L = ["## Sensitivity to the calibration constants", ""]
     L.append(f"Each calibration constant of platforms/make_platforms.py moved by -{sens['step']:.0%} and "
              f"+{sens['step']:.0%}, the others held, NOW and RW, {sens['particles']:,} particles, {sens['steps']} steps "
              f"with a repartition every {sens['repartition_every']} (the baseline is run at the same length, so it "
