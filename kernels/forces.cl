@@ -120,6 +120,9 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
   for (int k0 = 0; k0 < m; k0 += 8) {
     /* gather eight contacts; idle lanes repeat the first one and are ignored */
     double g[13][8];
+    /* element by element: vectorised, this loop becomes 26 vgatherdpd, slower than scalar loads
+     * (12 % on the contact-force kernel of the 2-core AMD EPYC machines, BENCHMARKS.md) */
+#pragma clang loop vectorize(disable)
     for (int l = 0; l < 8; ++l) {
       int k = touching[k0 + l < m ? k0 + l : k0];
       int j = nbr_index[base + k];
