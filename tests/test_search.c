@@ -53,6 +53,18 @@ static int check_against_brute(const dem_particles_t *p, const dem_params_t *prm
   return bad;
 }
 
+/* opens an engine on p, searches, and compares every owned particle's slots with brute force;
+ * returns the engine (the caller destroys it), the partners found in *pairs */
+static dem_engine_t *search_checked(dem_backend_t backend, dem_params_t *prm, dem_particles_t *p, double *pairs)
+{
+  dem_engine_t *e = open_engine(backend, prm, p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+  CU_ASSERT_EQUAL_FATAL(dem_engine_search(e), 0);
+  CU_ASSERT_EQUAL_FATAL(dem_engine_pull(e, DEM_F_SLOTS, 0, p->n), 0);
+  CU_ASSERT_EQUAL(check_against_brute(p, prm, pairs), 0);
+  return e;
+}
+
 /* n particles uniformly in a box of edge L (some outside it), radii in [r/2, r], the last
  * n_ghost of them ghosts, gids shuffled (so that gid order differs from index order) */
 static dem_particles_t *random_config(dem_params_t *prm, size_t n, size_t n_ghost, double L, double r, uint64_t seed)
@@ -132,12 +144,8 @@ static void check_boundaries(dem_backend_t backend)
   }
   p->n = i - 2 * nx;
   p->n_ghost = 2 * nx;
-  dem_engine_t *e = open_engine(backend, &prm, p);
-  CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-  CU_ASSERT_EQUAL_FATAL(dem_engine_search(e), 0);
-  CU_ASSERT_EQUAL_FATAL(dem_engine_pull(e, DEM_F_SLOTS, 0, p->n), 0);
   double pairs = 0;
-  CU_ASSERT_EQUAL(check_against_brute(p, &prm, &pairs), 0);
+  dem_engine_t *e = search_checked(backend, &prm, p, &pairs);
   /* inner particles have exactly their two x neighbours */
   size_t mid = (size_t)(2 * ny * nx + 2 * nx + 5);
   int particles = 0;
@@ -193,12 +201,8 @@ static void check_sparse(dem_backend_t backend)
     printf("\n    edge %g m: %.2g cells, %zu buckets, %d particles with a wrapped row", L, cells, g->buckets, wrapped);
     CU_ASSERT(wrapped >= 1);
     dem_grid_destroy(&g);
-    dem_engine_t *e = open_engine(backend, &prm, p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
-    CU_ASSERT_EQUAL_FATAL(dem_engine_search(e), 0);
-    CU_ASSERT_EQUAL_FATAL(dem_engine_pull(e, DEM_F_SLOTS, 0, p->n), 0);
     double pairs = 0;
-    CU_ASSERT_EQUAL(check_against_brute(p, &prm, &pairs), 0);
+    dem_engine_t *e = search_checked(backend, &prm, p, &pairs);
     CU_ASSERT(pairs > 1.2 * (double)p->n); /* most particles have their cluster's partners */
     dem_engine_destroy(&e);
     dem_particles_destroy(&p);
