@@ -1,4 +1,4 @@
-/* Cell hashing and counting sort (see grid.h). */
+/* Cell numbering and counting sort (see grid.h). */
 #include "grid.h"
 
 #include <math.h>
@@ -40,15 +40,13 @@ static uint32_t dem_grid_bucket(const dem_grid_t *g, const double *x)
 }
 
 /* The binned particles' lowest and highest cell per axis; -2 (and *bad) when a position is not
- * finite or its cell number would overflow int32 with room for the +-1 neighbours. */
+ * finite or its cell number would overflow int32 with room for the +-1 neighbours. floor is
+ * monotone, so only the extreme coordinates are floored. */
 static int dem_grid_extent(const double *pos, size_t n_total, double h, const double origin[3], int32_t lo[3],
                            int32_t hi[3], size_t *bad)
 {
   const double limit = 1073741824.0; /* 2^30 cells */
-  for (int c = 0; c < 3; ++c) {
-    lo[c] = 0;
-    hi[c] = 0;
-  }
+  double qlo[3] = {0.0, 0.0, 0.0}, qhi[3] = {0.0, 0.0, 0.0};
   for (size_t i = 0; i < n_total; ++i)
     for (int c = 0; c < 3; ++c) {
       double q = (pos[3 * i + c] - origin[c]) / h;
@@ -56,10 +54,13 @@ static int dem_grid_extent(const double *pos, size_t n_total, double h, const do
         *bad = i;
         return -2;
       }
-      int32_t k = (int32_t)floor(q);
-      if (i == 0 || k < lo[c]) lo[c] = k;
-      if (i == 0 || k > hi[c]) hi[c] = k;
+      if (i == 0 || q < qlo[c]) qlo[c] = q;
+      if (i == 0 || q > qhi[c]) qhi[c] = q;
     }
+  for (int c = 0; c < 3; ++c) {
+    lo[c] = (int32_t)floor(qlo[c]);
+    hi[c] = (int32_t)floor(qhi[c]);
+  }
   return 0;
 }
 

@@ -1,4 +1,4 @@
-/* Infinite-grid cell hashing for the contact search.
+/* Infinite-grid cell binning for the contact search.
  *
  * Space is cut into cubes of edge h >= 2 r_max + skin, so every partner of a particle lies in
  * its own cell or one of the 26 around it. The grid is unbounded: cell (cx, cy, cz) is numbered
@@ -12,7 +12,7 @@
  * is seen twice.
  * The binning runs on the host for both backends (cheap, O(n), no per-particle arrays kept:
  * bucket ids are recomputed rather than stored). The OpenCL kernel (kernels/search.cl) uses
- * the same cell and hash formulas: keep them identical. */
+ * the same cell and bucket formulas: keep them identical. */
 #ifndef DEMSIM_SOLVER_GRID_H
 #define DEMSIM_SOLVER_GRID_H
 
