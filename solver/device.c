@@ -152,20 +152,9 @@ static void dem_device_cu_from_affinity(void)
   if (n >= 1) dem_pocl_thread_limit(n, 0);
 }
 
-/* PoCL's CPU kernel compiler builds a work-group function out of each kernel; its
- * continuation-based method ("cbs", PoCL's documented POCL_WORK_GROUP_METHOD) runs the streaming
- * kernels 25-45 % faster than the default here, with the same results bit for bit
- * (BENCHMARKS.md). Set before PoCL first reads it, unless the user chose; other OpenCL drivers
- * ignore it. */
-static void dem_device_pocl_method(void)
-{
-  setenv("POCL_WORK_GROUP_METHOD", "cbs", 0);
-}
-
 static int dem_device_select(dem_device_t *d, int platform, int device, const char *type)
 {
   dem_device_cu_from_affinity();
-  dem_device_pocl_method();
   cl_device_type want = CL_DEVICE_TYPE_ALL;
   if (!type || strcmp(type, "any") == 0) want = CL_DEVICE_TYPE_ALL;
   else if (strcmp(type, "cpu") == 0) want = CL_DEVICE_TYPE_CPU;
@@ -823,7 +812,6 @@ int dem_device_finish(dem_device_t *d)
 
 int dem_device_list(dem_device_info_t *out, int max)
 {
-  dem_device_pocl_method();
   cl_platform_id plats[16];
   cl_uint np = 0;
   if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS) return 0;
