@@ -88,7 +88,10 @@ inline void dem_contact8(__constant const double *prm, const double8 *n, double8
 
 /* adds the particle-particle contacts of i (wall slots skipped) to f, t; returns contacts.
  * First a scalar pass sorts the slots into touching partners and others (whose springs are
- * cleared); then the touching ones go through the law eight at a time. */
+ * cleared); then the touching ones go through the law eight at a time. The lanes are built in
+ * registers from element loads: written to a private array and read back as vectors they waited
+ * on store forwarding, and PoCL's SLP vectorizer (off under the "loops" work-group method,
+ * solver/device.c) makes gathers of them (BENCHMARKS.md "The contact lanes in registers"). */
 inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __global const double *pos,
                              __global const double *vel, __global const double *omega,
                              __global const double *radius, __global const int *nbr_count,
@@ -100,7 +103,8 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
   const double mi = mf * ri * ri * ri;
   const int base = i * slots;
   const int count = nbr_count[i];
-  int touching[DEM_MAX_NEIGHBORS];
+  int touching[DEM_MAX_NEIGHBORS], partner[DEM_MAX_NEIGHBORS];
+  double rpart[(DEM_MAX_NEIGHBORS + 7) & ~7];
   int m = 0;
   for (int k = 0; k < count; ++k) {
     int j = nbr_index[base + k];
@@ -113,34 +117,33 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
     double d = d2 < sum * sum ? sqrt(d2) : sum;
     double delta = sum - d;
     if (!(delta > 0.0) || d == 0.0) dem_spring_zero(spring, base + k);
-    else touching[m++] = k;
+    else {
+      touching[m] = k;
+      partner[m] = j;
+      rpart[m++] = rj;
+    }
   }
+  /* idle lanes of the last group read the first contact's radius */
+  for (int q = m; q < ((m + 7) & ~7); ++q) rpart[q] = rpart[0];
   const double vi0 = vel[3 * i], vi1 = vel[3 * i + 1], vi2 = vel[3 * i + 2];
   const double wi0 = omega[3 * i], wi1 = omega[3 * i + 1], wi2 = omega[3 * i + 2];
+  /* sums in registers: on a CPU device every address space is one, so the compiler must assume
+   * that each spring store may change f[] and t[], and would reload and store them per contact */
+  double f0 = f[0], f1 = f[1], f2 = f[2], t0 = t[0], t1 = t[1], t2 = t[2];
   for (int k0 = 0; k0 < m; k0 += 8) {
-    /* gather eight contacts; idle lanes repeat the first one and are ignored */
-    double g[13][8];
-    /* element by element: vectorised, this loop becomes 26 vgatherdpd, slower than scalar loads
-     * (12 % on the contact-force kernel of the 2-core AMD EPYC machines, BENCHMARKS.md) */
-#pragma clang loop vectorize(disable)
+    /* eight contacts into lanes, loaded element by element into registers (idle lanes repeat
+     * the first contact and are ignored) */
+    int j3[8], s3[8];
     for (int l = 0; l < 8; ++l) {
-      int k = touching[k0 + l < m ? k0 + l : k0];
-      int j = nbr_index[base + k];
-      g[0][l] = pos[3 * j] - xi0;
-      g[1][l] = pos[3 * j + 1] - xi1;
-      g[2][l] = pos[3 * j + 2] - xi2;
-      g[3][l] = radius[j];
-      g[4][l] = vi0 - vel[3 * j];
-      g[5][l] = vi1 - vel[3 * j + 1];
-      g[6][l] = vi2 - vel[3 * j + 2];
-      g[7][l] = omega[3 * j];
-      g[8][l] = omega[3 * j + 1];
-      g[9][l] = omega[3 * j + 2];
-      g[10][l] = spring[3 * (base + k)];
-      g[11][l] = spring[3 * (base + k) + 1];
-      g[12][l] = spring[3 * (base + k) + 2];
+      int q = k0 + l < m ? k0 + l : k0;
+      j3[l] = 3 * partner[q];
+      s3[l] = 3 * (base + touching[q]);
     }
-    double8 e0 = vload8(0, g[0]), e1 = vload8(0, g[1]), e2 = vload8(0, g[2]), rj = vload8(0, g[3]);
+#define DEM_LANES(a, idx, c)                                                                      \
+  (double8)(a[idx[0] + c], a[idx[1] + c], a[idx[2] + c], a[idx[3] + c], a[idx[4] + c], a[idx[5] + c], \
+            a[idx[6] + c], a[idx[7] + c])
+    double8 e0 = DEM_LANES(pos, j3, 0) - xi0, e1 = DEM_LANES(pos, j3, 1) - xi1, e2 = DEM_LANES(pos, j3, 2) - xi2;
+    double8 rj = vload8(0, rpart + k0);
     double8 d = sqrt(e0 * e0 + e1 * e1 + e2 * e2);
     double8 delta = (ri + rj) - d;
     double8 inv_d = 1.0 / d;
@@ -151,11 +154,13 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
     double8 q = 1.0 / (rsum * msum);
     double8 rstar = ri * rj * msum * q;
     double8 mstar = mi * mj * rsum * q;
-    double8 vr[3] = {vload8(0, g[4]), vload8(0, g[5]), vload8(0, g[6])};
-    double8 ws[3] = {ri * wi0 + rj * vload8(0, g[7]), ri * wi1 + rj * vload8(0, g[8]),
-                     ri * wi2 + rj * vload8(0, g[9])};
-    double8 xi[3] = {vload8(0, g[10]), vload8(0, g[11]), vload8(0, g[12])};
+    double8 vr[3] = {vi0 - DEM_LANES(vel, j3, 0), vi1 - DEM_LANES(vel, j3, 1), vi2 - DEM_LANES(vel, j3, 2)};
+    double8 ws[3] = {ri * wi0 + rj * DEM_LANES(omega, j3, 0), ri * wi1 + rj * DEM_LANES(omega, j3, 1),
+                     ri * wi2 + rj * DEM_LANES(omega, j3, 2)};
+    double8 xi[3] = {DEM_LANES(spring, s3, 0), DEM_LANES(spring, s3, 1), DEM_LANES(spring, s3, 2)};
+#undef DEM_LANES
     double8 fo[3], to[3];
+    double g[9][8];
     dem_contact8(prm, n, delta, rstar, mstar, vr, ws, (double8)(ri), xi, fo, to);
     for (int c = 0; c < 3; ++c) {
       vstore8(fo[c], 0, g[c]);
@@ -165,13 +170,19 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
     /* in slot order, as the reference sums them */
     for (int l = 0; l < 8 && k0 + l < m; ++l) {
       int k = touching[k0 + l];
-      for (int c = 0; c < 3; ++c) {
-        f[c] = f[c] + g[c][l];
-        t[c] = t[c] + g[3 + c][l];
-        spring[3 * (base + k) + c] = g[6 + c][l];
-      }
+      f0 = f0 + g[0][l];
+      f1 = f1 + g[1][l];
+      f2 = f2 + g[2][l];
+      t0 = t0 + g[3][l];
+      t1 = t1 + g[4][l];
+      t2 = t2 + g[5][l];
+      spring[3 * (base + k)] = g[6][l];
+      spring[3 * (base + k) + 1] = g[7][l];
+      spring[3 * (base + k) + 2] = g[8][l];
     }
   }
+  f[0] = f0, f[1] = f1, f[2] = f2;
+  t[0] = t0, t[1] = t1, t[2] = t2;
   return (uint)m;
 }
 

@@ -152,9 +152,23 @@ static void dem_device_cu_from_affinity(void)
   if (n >= 1) dem_pocl_thread_limit(n, 0);
 }
 
+/* PoCL's CPU kernel compiler turns each kernel into a loop over the work-items of a group; by
+ * default ("loopvec") it then runs LLVM's loop and SLP vectorizers over that loop. On the
+ * contact kernel the SLP vectorizer turns the eight lanes' element-by-element loads into
+ * vgatherdpd, slower on these AMD EPYC cores than the loads and inserts it replaces; the
+ * streaming kernels do not vectorise across work-items either way (AoS rows of three). "loops"
+ * (PoCL's documented POCL_WORK_GROUP_METHOD: the same loops without the vectorizers) runs the
+ * contact kernel 20 % faster, the others alike, same bits (BENCHMARKS.md "The contact lanes in
+ * registers"). Set before PoCL first reads it, unless the user chose; other drivers ignore it. */
+static void dem_device_pocl_method(void)
+{
+  setenv("POCL_WORK_GROUP_METHOD", "loops", 0);
+}
+
 static int dem_device_select(dem_device_t *d, int platform, int device, const char *type)
 {
   dem_device_cu_from_affinity();
+  dem_device_pocl_method();
   cl_device_type want = CL_DEVICE_TYPE_ALL;
   if (!type || strcmp(type, "any") == 0) want = CL_DEVICE_TYPE_ALL;
   else if (strcmp(type, "cpu") == 0) want = CL_DEVICE_TYPE_CPU;
@@ -812,6 +826,7 @@ int dem_device_finish(dem_device_t *d)
 
 int dem_device_list(dem_device_info_t *out, int max)
 {
+  dem_device_pocl_method();
   cl_platform_id plats[16];
   cl_uint np = 0;
   if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS) return 0;
