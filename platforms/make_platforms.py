@@ -30,14 +30,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #    particles in contact, both cores, best of 10 through validation/calibrate_cost) less the
 #    model's memory term (its cache-line traffic over the probe's bus bandwidth) and its
 #    divisions and square roots at the probe's divider rate, per core, over the core clock
-#    (bwprobe's FMA loop over 32 flop/cycle, AVX-512). Three runs on 2026-12-04 (2-core AMD EPYC
-#    VM, idle): 1.67, 1.68, 1.67 -> 1.67. (Before the divider was modelled, three runs on a
-#    loaded machine of the same kind on 2026-12-03 gave 0.90, 1.43, 1.63, all flops at one rate;
-#    the same kernel here, counted that way, gives 1.64.) Gathers, dependent chains and branches,
+#    (bwprobe's FMA loop over 32 flop/cycle, AVX-512). Five runs on 2026-12-04 16:58-17:03 UTC
+#    (2-core AMD EPYC VM, idle), after the contact kernel's lanes moved into registers and PoCL's
+#    vectorizers were switched off (commit 08be2a9; BENCHMARKS.md): 2.67, 2.76, 2.21, 2.41, 2.37
+#    -> the median, 2.41. (The same kernel before that change, three runs earlier that day: 1.67,
+#    1.68, 1.67. Before the divider was modelled, three runs on a loaded machine of the same kind
+#    on 2026-12-03 gave 0.90, 1.43, 1.63, all flops at one rate.) Gathers, dependent chains and branches,
 #    not the vector width, bound the rest of such kernels, so the figure carries over to other
 #    x86 cores by their clock (not by their peak). A CPU host's speed is its base clock x
 #    KERNEL_FLOPS_PER_CYCLE.
-KERNEL_FLOPS_PER_CYCLE = 1.67
+KERNEL_FLOPS_PER_CYCLE = 2.41
 # The P100 runs the same kernels. Its FP64 rate for them comes from a published measurement of
 # an OpenCL DEM with tangential history on this GPU: 3.7-5.7 x (geometric middle 4.6 x) a
 # two-socket Xeon E5-2630 v4 node (VilniusTech, "Performance evaluation of various discrete

@@ -280,7 +280,7 @@ def calibration_rows():
          f"{speed('n1-cn6700-4') / 3.4e9:.2f}", "CALIBRATION CONSTANT 1",
          "MEASURED on the development machine by `validation/hardware.py --calibrate-only`: the contact-force kernel "
          "(validation/calibrate_cost) less its modelled memory time and its divisions and square roots at the "
-         "probe's divider rate, per core, over bwprobe's clock; three runs (1.67, 1.68, 1.67); platforms/README.md; "
+         "probe's divider rate, per core, over bwprobe's clock; five runs (2.67, 2.76, 2.21, 2.41, 2.37: median); platforms/README.md; "
          "not fitted to any figure of the study"),
         ("divider rate per core, i7-6700 / i7-4790 (divider_rate: FP64 divisions and square roots)",
          f"{prop('n1-cn6700-4', 'divider_rate') / 1e9:.2f} / {prop('n6-cn4790-4', 'divider_rate') / 1e9:.2f} G lanes/s",
