@@ -79,15 +79,13 @@ __kernel void dem_forces_all(int first, int n, int slots, __constant const doubl
   uint contacts = 0;
   if (i < n) {
     double f0 = 0.0, f1 = 0.0, f2 = 0.0, t0 = 0.0, t1 = 0.0, t2 = 0.0;
-    int walls = 0;
     /* a particle with no slot (particles apart) skips the call and its private arrays */
     if (nbr_count[i] > 0) {
       double f[3] = {0.0, 0.0, 0.0}, t[3] = {0.0, 0.0, 0.0};
       contacts = dem_forces_pairs(i, slots, prm, pos, vel, omega, radius, nbr_count, nbr_index, spring, f, t);
       f0 = f[0], f1 = f[1], f2 = f[2], t0 = t[0], t1 = t[1], t2 = t[2];
-      walls = nbr_index[i * slots] < 0; /* dem_has_walls */
     }
-    if (!walls) {
+    if (!dem_has_walls(i, slots, nbr_count, nbr_index)) {
       double m = dem_mass(prm, radius[i]); /* dem_external_add */
       f0 = f0 + m * prm[DEM_P_GRAVITY];
       f1 = f1 + m * prm[DEM_P_GRAVITY + 1];
