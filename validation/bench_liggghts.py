@@ -2,19 +2,25 @@
 """Kernel throughput against LIGGGHTS, side by side, on the same gravity packing.
 
     validation/bench_liggghts.py [--particles N] [--steps S] [--repeat R] [--lattices apart,contact]
-                                 [--out DIR] [--demsim PATH] [--liggghts PATH]
+                                 [--ranks 1,2] [--out DIR] [--demsim PATH] [--liggghts PATH]
     validation/bench_liggghts.py --deck-only DIR [--lattices contact] [--particles N] [--steps S]
 
 For each lattice (scenarios/bench-apart.cfg: diameter 0.99 x spacing, no contact;
 scenarios/bench-contact.cfg: 1.001 x spacing, about 6 contacts each) it runs, R times (REPEAT in
 the environment, default 3) and interleaved:
   demsim    build/native/demsim run scenarios/bench-LATTICE.cfg --particles N --steps S
-            (one process; PoCL runs its kernels on every core)
+            1 rank: one process; PoCL runs its kernels on every core
+            2 ranks: --ranks 2 --set platform.hosts=["local-0","local-1"]: two MPI ranks, one
+            per core, each rank's PoCL on its own core (as LIGGGHTS runs)
   LIGGGHTS  mpirun -np 2 --oversubscribe liggghts -in DIR/LATTICE/in.bench
             (two MPI ranks, one per core of a 2-core machine)
-and prints the particle-steps per second of both (demsim: summary.json's particles x steps /
-wall_loop_s; LIGGGHTS: its "Loop time of ..." line), their ratio (demsim / LIGGGHTS) per pair
-and the medians, then a check that both simulated the same thing: the kinetic energy at the end
+and prints the particle-steps per second of each (demsim: summary.json's particles x steps /
+wall_loop_s; LIGGGHTS: its "Loop time of ..." line), the ratio demsim / LIGGGHTS per pair and
+per demsim layout (--ranks: which layouts, default both) and the medians. The 2-rank ratio is
+the like-for-like one (both codes on two MPI ranks); the 1-rank ratio shows what one process
+over all cores gives (on a machine whose cores do not share a last-level cache, the PoCL
+threads, which take the work-groups of every kernel in whatever order they come, pull each
+other's particle data across the chip: BENCHMARKS.md), then a check that both simulated the same thing: the kinetic energy at the end
 (translational + rotational; both are set-up-free and double precision) and the number of
 particle-particle contacts at the end. Last, where each code's loop time went (demsim:
 summary.json's rank-0 timers; LIGGGHTS: its Pair/Neigh/Comm/Other lines). The header line
@@ -67,7 +73,8 @@ What differs:
     once per rank that holds it (twice only across the rank boundary); demsim's kernels walk a
     full list, each pair's law computed from both sides (no write conflict between threads).
   - parallelism: LIGGGHTS exchanges ghost atoms between its two ranks every step (`communicate
-    single vel yes`); demsim's one process has none and splits the particles over PoCL threads.
+    single vel yes`); so do demsim's two ranks (its ghost exchange, RCB halves); demsim's one
+    process has none and splits the particles over PoCL threads.
   - output: LIGGGHTS prints thermo at the first and the last step; demsim writes metrics every
     500 steps and checks the state every 1000 (both inside its timed loop).
   - LIGGGHTS sorts its atoms spatially every 1000 steps (its default).
@@ -205,8 +212,10 @@ def wall_contacts(pos, radius, box):
     return n
 
 
-def run_demsim(demsim, cfg, n, steps, box, out):
+def run_demsim(demsim, cfg, n, steps, box, out, ranks):
     cmd = [demsim, "run", cfg, "--particles", str(n), "--steps", str(steps), "--out", out, "--quiet"]
+    if ranks > 1:  # one single-core container of platforms/local.xml per rank
+        cmd += ["--ranks", str(ranks), "--set", "platform.hosts=[" + ",".join(f'"local-{k}"' for k in range(ranks)) + "]"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {res.returncode}\n{res.stdout}{res.stderr}")
@@ -278,6 +287,7 @@ def parse_args():
     ap.add_argument("--steps", type=int, default=0, help="time steps (default: the scenario's, 2000)")
     ap.add_argument("--repeat", type=int, default=int(os.environ.get("REPEAT", "3")))
     ap.add_argument("--lattices", default=",".join(LATTICES))
+    ap.add_argument("--ranks", default="1,2", help="demsim layouts: 1 (one process, all cores), 2 (one rank per core)")
     ap.add_argument("--out", help="keep every run's files here (default: a temporary folder)")
     ap.add_argument("--demsim", default=os.path.join(TOP, "build", "native", "demsim"))
     ap.add_argument("--liggghts", default=os.environ.get("LIGGGHTS", "liggghts"))
@@ -285,59 +295,71 @@ def parse_args():
     a = ap.parse_args()
     a.lattices = a.lattices.split(",")
     bad = [x for x in a.lattices if x not in LATTICES]
-    if bad or a.repeat < 1 or a.particles < 1 or a.steps < 0:
-        ap.error(f"--lattices from {','.join(LATTICES)}, --repeat >= 1, --particles >= 1, --steps >= 0"
+    try:
+        a.ranks = [int(x) for x in a.ranks.split(",")]
+    except ValueError:
+        a.ranks = []
+    if bad or a.repeat < 1 or a.particles < 1 or a.steps < 0 or not a.ranks or any(x not in (1, 2) for x in a.ranks):
+        ap.error(f"--lattices from {','.join(LATTICES)}, --ranks from 1,2, --repeat >= 1, --particles >= 1, --steps >= 0"
                  + (f" (unknown lattice {bad[0]})" if bad else ""))
     return a
 
 
 def report(a, steps, results):
-    print(f"{'lattice':<8} {'pair':>4} {'demsim p-steps/s':>17} {'LIGGGHTS p-steps/s':>19} {'ratio':>6} {'load':>5}")
-    summary = []
-    for lat in a.lattices:
-        rs = results[lat]
+    """results[lat]: one (demsim runs by ranks, LIGGGHTS run) per pair."""
+    med = statistics.median
+    rows = [(lat, p, [(ds[p], g) for ds, g in results[lat]]) for lat in a.lattices for p in a.ranks]
+    print(f"{'lattice':<8} {'ranks':>5} {'pair':>4} {'demsim p-steps/s':>17} {'LIGGGHTS p-steps/s':>19} {'ratio':>6} "
+          f"{'load':>5}")
+    for lat, p, rs in rows:
         for k, (d, g) in enumerate(rs):
-            print(f"{lat:<8} {k + 1:>4} {d['psteps']:>17.4g} {g['psteps']:>19.4g} {d['psteps'] / g['psteps']:>6.2f} "
+            print(f"{lat:<8} {p:>5} {k + 1:>4} {d['psteps']:>17.4g} {g['psteps']:>19.4g} {d['psteps'] / g['psteps']:>6.2f} "
                   f"{d['load']:>5.2f}")
-        summary.append((lat, rs))
-    print(f"\n{'lattice':<8} {'demsim':>10} {'LIGGGHTS':>10} {'ratio':>6} {'best':>5}   {'KE end demsim J':>16} {'LIGGGHTS J':>12} "
-          f"{'KE ratio':>9}   {'contacts demsim':>15} {'LIGGGHTS':>9}")
-    for lat, rs in summary:
-        med = statistics.median
+    print(f"\n{'lattice':<8} {'ranks':>5} {'demsim':>10} {'LIGGGHTS':>10} {'ratio':>6} {'best':>5}   {'KE end demsim J':>16} "
+          f"{'LIGGGHTS J':>12} {'KE ratio':>9}   {'contacts demsim':>15} {'LIGGGHTS':>9}")
+    for lat, p, rs in rows:
         d, g = rs[-1]
-        print(f"{lat:<8} {med(x['psteps'] for x, _ in rs):>10.4g} {med(y['psteps'] for _, y in rs):>10.4g} "
+        print(f"{lat:<8} {p:>5} {med(x['psteps'] for x, _ in rs):>10.4g} {med(y['psteps'] for _, y in rs):>10.4g} "
               f"{med(x['psteps'] / y['psteps'] for x, y in rs):>6.2f} "
               f"{max(x['psteps'] for x, _ in rs) / max(y['psteps'] for _, y in rs):>5.2f}   {d['ke']:>16.7g} {g['ke']:>12.7g} "
               f"{d['ke'] / g['ke'] if g['ke'] else float('nan'):>9.5f}   {d['contacts']:>15} {g['contacts']:>9}")
-    print("\n(median particle-steps/s; ratio = median of the pairs' demsim / LIGGGHTS; best = fastest demsim run / fastest "
+    print("\n(ranks: demsim's layout, 1 = one process on every core, 2 = one rank per core as LIGGGHTS; median "
+          "particle-steps/s; ratio = median of the pairs' demsim / LIGGGHTS; best = fastest demsim run / fastest "
           "LIGGGHTS run, the least disturbed of each on a shared machine; load: 1-minute load average before the pair; "
           "KE: translational + rotational at the last step; contacts: particle pairs touching at the last step, counted "
           "from both sides)")
-    print("\nwhere the loop time went (median of the pairs, s):")
-    for lat, rs in summary:
-        med = statistics.median
+    print("\nwhere the loop time went (median of the pairs, s; demsim: rank 0's timers):")
+    for lat, p, rs in rows:
         dp = {k: med(x["parts"][k] for x, _ in rs) for k in rs[0][0]["parts"]}
-        gp = {k: med(y["parts"].get(k, 0.0) for _, y in rs) for k in rs[0][1]["parts"]}
-        print(f"  {lat:<8} demsim    loop {med(x['loop_s'] for x, _ in rs):.3g}: "
+        print(f"  {lat:<8} demsim {p} rank{'s' if p > 1 else ' '} loop {med(x['loop_s'] for x, _ in rs):.3g}: "
               + ", ".join(f"{k} {v:.3g}" for k, v in dp.items()))
-        print(f"  {lat:<8} LIGGGHTS  loop {med(y['loop_s'] for _, y in rs):.3g}: "
+    for lat in a.lattices:
+        rs = results[lat]
+        gp = {k: med(g["parts"].get(k, 0.0) for _, g in rs) for k in rs[0][1]["parts"]}
+        print(f"  {lat:<8} LIGGGHTS        loop {med(g['loop_s'] for _, g in rs):.3g}: "
               + ", ".join(f"{k} {v:.3g}" for k, v in gp.items()) + f"; neighbour list builds {rs[-1][1]['builds']}")
     print(f"# load average at the end {' '.join(open('/proc/loadavg').read().split()[:3])}")
 
 
 def run_pair(a, r, lat, scenario, liggghts, steps, out):
-    """Pair r of lattice lat: demsim (scenario = cfg, box) and LIGGGHTS (launch, deck); which code
-    goes first alternates, so that the machine's other work does not always hit the same side."""
+    """Pair r of lattice lat: demsim in each layout of a.ranks (scenario = cfg, box) and LIGGGHTS
+    (launch, deck); which code goes first alternates, so that the machine's other work does not
+    always hit the same side."""
     load = float(open("/proc/loadavg").read().split()[0])
-    d_out = os.path.join(out, lat, f"demsim-{r + 1}")
+    ds = {}
+
+    def demsim_runs():
+        for p in a.ranks:
+            ds[p] = run_demsim(a.demsim, scenario[0], a.particles, steps, scenario[1],
+                               os.path.join(out, lat, f"demsim-{p}-{r + 1}"), p)
+            ds[p]["load"] = load
     if r % 2 == 0:
-        d = run_demsim(a.demsim, scenario[0], a.particles, steps, scenario[1], d_out)
+        demsim_runs()
         g = run_liggghts(liggghts[0], liggghts[1], a.particles, steps)
     else:
         g = run_liggghts(liggghts[0], liggghts[1], a.particles, steps)
-        d = run_demsim(a.demsim, scenario[0], a.particles, steps, scenario[1], d_out)
-    d["load"] = load
-    return d, g
+        demsim_runs()
+    return ds, g
 
 
 def main():

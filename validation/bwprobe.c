@@ -1,7 +1,7 @@
 /* bwprobe: the memory bandwidth and FP64 rate of this machine, for the calibrated local platform
  * (validation/hardware.py writes them into a copy of platforms/local.xml).
  *
- *   bwprobe [--threads N] [--mib M] [--reps R] [--gather]
+ *   bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong]
  *
  * Bandwidth: STREAM's triad a[i] = b[i] + s * c[i] on three arrays of M MiB each (default 256,
  * far above any last-level cache), each thread on its own slice (first-touch placement), best of
@@ -28,12 +28,20 @@
  *   random:  the same sum with the 7 indices drawn at random: every gather misses and brings a
  *            64 B line; random_lines_per_s, and random_Bps = lines x 64 B + the 44 B of streams
  *            per point over the time.
+ * --pingpong (Linux): two threads pinned to CPUs 0 and 1 pass one cache line back and forth (a
+ *   flag set by one, awaited and reset by the other), 2,000,000 round trips: the time of a line
+ *   moving from one core's cache to the other's and back. Cores under one last-level cache trade
+ *   a line in tens of ns; cores with separate ones (other chiplets, other sockets) in hundreds,
+ *   and then threads that take turns on the same data (an OpenCL CPU runtime dealing out
+ *   work-groups to whichever thread asks) pay that per line: pingpong_round_trip_ns.
  * Prints one JSON object: {"threads", "mib", "triad_Bps", "triad_bus_Bps", "flops_per_thread",
  * "divider_per_thread"}
- * (and the gather figures with --gather). Plain C11 and POSIX threads, so any Debian machine
+ * (and the gather figures with --gather, pingpong_round_trip_ns with --pingpong). Plain C11 and POSIX threads, so any Debian machine
  * builds it: cc -O3 -march=native -pthread bwprobe.c. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET (--pingpong) */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,17 +219,63 @@ static int gather_probe(long mib, int reps)
   return 0;
 }
 
+/* --pingpong: one cache line between CPUs 0 and 1 */
+enum { PINGPONG_ROUNDS = 2000000 };
+static _Atomic int pp_flag __attribute__((aligned(64)));
+
+static int pin_to(int cpu)
+{
+#ifdef __linux__
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+#else
+  (void)cpu;
+  return -1;
+#endif
+}
+
+static void *pong(void *arg)
+{
+  (void)arg;
+  if (pin_to(1)) return (void *)1;
+  for (int i = 0; i < PINGPONG_ROUNDS; i++) {
+    while (atomic_load_explicit(&pp_flag, memory_order_acquire) != 1) {}
+    atomic_store_explicit(&pp_flag, 0, memory_order_release);
+  }
+  return NULL;
+}
+
+/* round trip of a line between CPUs 0 and 1 in ns, or < 0 when the threads cannot be pinned */
+static double pingpong(void)
+{
+  pthread_t t;
+  atomic_store(&pp_flag, 0);
+  if (pin_to(0) || pthread_create(&t, NULL, pong, NULL)) return -1.0;
+  double t0 = now();
+  for (int i = 0; i < PINGPONG_ROUNDS; i++) {
+    atomic_store_explicit(&pp_flag, 1, memory_order_release);
+    while (atomic_load_explicit(&pp_flag, memory_order_acquire) != 0) {}
+  }
+  double dt = now() - t0;
+  void *rc = NULL;
+  pthread_join(t, &rc);
+  return rc ? -1.0 : 1e9 * dt / PINGPONG_ROUNDS;
+}
+
 int main(int argc, char **argv)
 {
-  int threads = 1, reps = 10, gather = 0;
+  int threads = 1, reps = 10, gather = 0, pp = 0;
   long mib = 256;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--mib") && i + 1 < argc) mib = atol(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--gather")) gather = 1;
+    else if (!strcmp(argv[i], "--pingpong")) pp = 1;
     else {
-      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R] [--gather]\n");
+      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong]\n");
       return 2;
     }
   }
@@ -265,6 +319,14 @@ int main(int argc, char **argv)
   if (gather && gather_probe(mib, reps < 3 ? reps : 3) != 0) {
     fprintf(stderr, "bwprobe: cannot allocate the gather arrays\n");
     return 1;
+  }
+  if (pp) {
+    double ns = pingpong(); /* after the rest: it pins this thread to CPU 0 */
+    if (ns < 0.0) {
+      fprintf(stderr, "bwprobe: --pingpong needs CPUs 0 and 1 (Linux thread affinity)\n");
+      return 1;
+    }
+    printf(", \"pingpong_round_trip_ns\": %.4g", ns);
   }
   printf("}\n");
   pthread_barrier_destroy(&bar);

@@ -65,7 +65,10 @@ def probe(exe, repeats, ncpu, mib):
     for r in range(repeats):
         gather = ["--gather"] if r == 0 else []
         one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)] + gather).stdout)
-        allc = json.loads(sh([exe, "--threads", str(ncpu), "--mib", str(mib)]).stdout)
+        pingpong = ["--pingpong"] if r == 0 and ncpu >= 2 else []
+        allc = json.loads(sh([exe, "--threads", str(ncpu), "--mib", str(mib)] + pingpong).stdout)
+        if pingpong:  # a cache line between cores 0 and 1: tens of ns under one L3, hundreds across chiplets
+            best["pingpong_ns"] = allc["pingpong_round_trip_ns"]
         # bus traffic (write-allocate counted), as sim/cost.c counts the kernels' traffic
         best["bw_1core"] = max(best["bw_1core"], one["triad_bus_Bps"])
         best["bw_allcore"] = max(best["bw_allcore"], allc["triad_bus_Bps"])

@@ -577,6 +577,9 @@ def hardware_section(hw):
             rows.append((f"FP64 rate per core with all {p.get('threads_all', '?')} cores busy (FMA loop): what one "
                          "core keeps when the others compute too", f"{p['flops_allcore_per_thread'] / 1e9:.1f} Gflop/s "
                          f"({p['flops_allcore_per_thread'] / p['flops_1core']:.2f} x the 1-core figure)"))
+        if p.get("pingpong_ns"):
+            rows.append(("a cache line from core 0 to core 1 and back (bwprobe --pingpong): tens of ns when the cores "
+                         "share a last-level cache, hundreds when not", f"{p['pingpong_ns']:.0f} ns"))
         L.append(_table(["probe (validation/bwprobe.c, calibrate_cost)", "measured"], rows))
         L.append("")
         L.append(f"Calibrated platform: `{hw.get('platform', '')}` (platforms/local.xml's estimates replaced by "
