@@ -472,8 +472,10 @@ int main(int argc, char **argv)
          "launch latency %.3g s, cache line %.0f B, last-level cache %.3g B, divider %.3g lanes/s\n",
          pl.file, pl.host, pl.cores, pl.core_flops, pl.core_bw, pl.node_bw, pl.latency, pl.line, pl.llc, pl.divider);
   printf("# times in us. best, median: device time of %d repetitions (OpenCL profiling; binning: host wall\n"
-         "#   clock); cpu: median process CPU time over the cores used (PoCL's threads: what the kernel costs\n"
-         "#   on an idle machine if its work splits evenly; the search's excludes the host binning)\n", o.reps);
+         "#   clock); cpu: median process CPU time over the host's %d cores (PoCL's threads: what the kernel\n"
+         "#   costs on an idle machine if its work splits evenly; the search's excludes the host binning;\n"
+         "#   with PoCL on fewer cores, e.g. POCL_MAX_PTHREAD_COUNT=1, pass --host of as many: local-0)\n",
+         o.reps, pl.cores);
   printf("# counts as the engine reports them to the clock (boundaries: the wall pass, n = the particles\n"
          "#   of the wall list, wall slots and contacts in pairs, contacts; forces_all: the pair pass over\n"
          "#   all n, then the wall pass over the listed ones, its slots and contacts in walls, wallc, two\n"
