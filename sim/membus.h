@@ -1,21 +1,24 @@
-/* Work on a CPU container: its compute on the container's cores, then its memory traffic on the
- * node's memory bus, shared with every other flow of the node. */
+/* Work on a CPU container: its compute on the container's cores and its memory traffic on the
+ * node's memory bus, shared with every other flow of the node; one after the other, or side by
+ * side for streaming work (overlap: nothing gathered through an index; sim/membus.c). */
 #ifndef DEMSIM_SIM_MEMBUS_H
 #define DEMSIM_SIM_MEMBUS_H
 
 struct sim_host;
 
-/* Runs `flops` spread over `cores` cores of the calling actor's host, then `traffic` bytes on the
- * node's memory-bus host as `cores` flows (one per core), each drawing at most `core_bw` over
+/* Runs `flops` spread over `cores` cores of the calling actor's host, then (overlap: meanwhile)
+ * `traffic` bytes on the node's memory-bus host as `cores` flows (one per core), each drawing at
+ * most `core_bw` over
  * the loaded-latency factor of the bus utilisation the other flows of the node make when it
  * starts. Returns 0, or -1 when SimGrid failed an activity. */
 int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
-                   double core_bw);
+                   double core_bw, int overlap);
 
 /* The same work's duration on a node whose other flows use a fraction u of the bus and leave
  * it enough bandwidth (the closed form the tests and validation/calibrate_cost use):
- *   flops / (cores x core rate) + traffic / min(cores x core_bw / factor(u), node bandwidth). */
+ *   t_flop = flops / (cores x core rate), t_mem = traffic / min(cores x core_bw / factor(u), node bw)
+ *   t_flop + t_mem, or max(t_flop, t_mem) with overlap. */
 double sim_membus_time(const struct sim_host *h, double flops, int cores, double traffic,
-                       double core_bw, double u);
+                       double core_bw, double u, int overlap);
 
 #endif

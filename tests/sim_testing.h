@@ -39,6 +39,13 @@ static inline double sim_test_compute(const dem_work_t *w)
   return c.flops / (h.cores * h.core_flops) + h.launch_latency;
 }
 
+/* A streaming kernel's charge (the integrator gathers nothing): its compute and its traffic
+ * overlap, it takes the larger (sim/membus.c). */
+static inline double sim_test_streamed(double compute, double traffic)
+{
+  return compute > traffic ? compute : traffic;
+}
+
 /* Simulated seconds one charge took on this rank. */
 static inline double sim_test_charge(const dem_work_t *w)
 {

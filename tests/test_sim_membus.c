@@ -1,4 +1,5 @@
 /* Memory-bus contention (platforms/test-sim.xml): ranks on a-1x, a-1y, b-1x, c-1, c-2, c-4, s-4. */
+#include "membus.h"
 #include "sim_testing.h"
 #include "testing.h"
 
@@ -6,7 +7,7 @@
 
 /* Alone, a 1-core container of node a saturates a-membus; with its neighbour a-1y on the same
  * bus each gets half of it and its traffic takes twice as long; with b-1x (another node)
- * nothing changes. A charge is its compute, then its traffic (sim/membus.c). */
+ * nothing changes. The integrator streams: its compute and traffic overlap (sim/membus.c). */
 static void test_shared_bus_halves(void)
 {
   dem_work_t w = sim_test_kernel(N);
@@ -16,12 +17,12 @@ static void test_shared_bus_halves(void)
   double cpu = sim_test_compute(&w), mem = sim_test_bytes(&w) / 10e9;
   if (sim_test_on("a-1x")) {
     sim_host_t h = sim_test_self();
-    SIM_ASSERT_CLOSE(alone, cpu + sim_test_bytes(&w) / h.node_bw, 1e-9);
-    SIM_ASSERT_CLOSE(both, cpu + 2.0 * mem, 1e-4);
+    SIM_ASSERT_CLOSE(alone, sim_test_streamed(cpu, sim_test_bytes(&w) / h.node_bw), 1e-9);
+    SIM_ASSERT_CLOSE(both, sim_test_streamed(cpu, 2.0 * mem), 1e-4);
     SIM_ASSERT_CLOSE(apart, alone, 1e-4);
   }
-  if (sim_test_on("a-1y")) SIM_ASSERT_CLOSE(both, cpu + 2.0 * mem, 1e-4);
-  if (sim_test_on("b-1x")) SIM_ASSERT_CLOSE(apart, cpu + mem, 1e-9);
+  if (sim_test_on("a-1y")) SIM_ASSERT_CLOSE(both, sim_test_streamed(cpu, 2.0 * mem), 1e-4);
+  if (sim_test_on("b-1x")) SIM_ASSERT_CLOSE(apart, sim_test_streamed(cpu, mem), 1e-9);
 }
 
 /* Node c: 4 GB/s per core, 10 GB/s for the node. 1, 2 and 4 cores draw 4, 8 and 10 GB/s:
@@ -43,9 +44,9 @@ static void test_cores_until_node_caps(void)
   double bytes = sim_test_bytes(&w);
   sim_cost_t c;
   CU_ASSERT_FATAL(sim_cost_of(&w, &c) == 0);
-  SIM_ASSERT_CLOSE(all[0], c.flops / 1e12 + bytes / 4e9, 1e-9);
-  SIM_ASSERT_CLOSE(all[1], c.flops / 2e12 + bytes / 8e9, 1e-9);
-  SIM_ASSERT_CLOSE(all[2], c.flops / 4e12 + bytes / 10e9, 1e-9);
+  SIM_ASSERT_CLOSE(all[0], sim_test_streamed(c.flops / 1e12, bytes / 4e9), 1e-9);
+  SIM_ASSERT_CLOSE(all[1], sim_test_streamed(c.flops / 2e12, bytes / 8e9), 1e-9);
+  SIM_ASSERT_CLOSE(all[2], sim_test_streamed(c.flops / 4e12, bytes / 10e9), 1e-9);
   CU_ASSERT(all[0] > all[1] && all[1] > all[2]);
 }
 
@@ -71,11 +72,31 @@ static void test_compute_bound_uses_all_cores(void)
   }
 }
 
+/* Streaming work overlaps its compute and traffic, gathering work adds them (sim/membus.c), on
+ * s-4 (four 1 Gf/s cores, 10 GB/s): 4e9 flops take 1 s on the four cores; 5e9 B take 0.5 s and
+ * 2e10 B 2 s as four flows of one core's share. Streaming: max(1, 0.5) = 1 s and max(1, 2) = 2 s;
+ * gathering: 1.5 s and 3 s. */
+static void test_streaming_overlaps_gathering_adds(void)
+{
+  if (!sim_test_on("s-4")) return;
+  sim_host_t h = sim_test_self();
+  const double traffic[2] = {5e9, 2e10}, streamed[2] = {1.0, 2.0}, gathered[2] = {1.5, 3.0};
+  for (int i = 0; i < 2; i++)
+    for (int overlap = 0; overlap < 2; overlap++) {
+      double t0 = MPI_Wtime();
+      CU_ASSERT_EQUAL(sim_membus_run(&h, 4e9, 4, traffic[i], 10e9, overlap), 0);
+      double t = MPI_Wtime() - t0, want = overlap ? streamed[i] : gathered[i];
+      SIM_ASSERT_CLOSE(t, want, 1e-9);
+      SIM_ASSERT_CLOSE(sim_membus_time(&h, 4e9, 4, traffic[i], 10e9, 0.0, overlap), want, 1e-12);
+    }
+}
+
 static CU_TestInfo tests[] = {
   {"two ranks on one bus take twice as long, on two nodes not", test_shared_bus_halves},
   {"more cores are faster until the node bandwidth caps them", test_cores_until_node_caps},
   {"host-side work draws one core's bandwidth", test_host_work_uses_one_core},
   {"compute uses every core, then the traffic follows", test_compute_bound_uses_all_cores},
+  {"streaming work overlaps compute and traffic, gathering work adds them", test_streaming_overlaps_gathering_adds},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_membus", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

@@ -687,7 +687,8 @@ LIMITATIONS = [
     "measured here by bwprobe), and added to the rest of the compute: the contact law is a chain of dependent roots "
     "and divisions. An out-of-order core may hide part of it behind other work; if it hid all of it, the i7-4790 "
     "would compute a contact 6 % faster than the i7-6700 (its clock) instead of about 20 % slower.",
-    "The memory model: compute and traffic add up (no overlap); a vm stress worker draws one core's bandwidth "
+    "The memory model: compute and traffic add up in kernels that gather through an index and overlap (the "
+    "larger of the two) in streaming ones, two regimes and nothing between; a vm stress worker draws one core's bandwidth "
     "(stress-ng's own access pattern was not measured); the loaded-latency curve is a server socket's, not a "
     "desktop i7's. The cache model assumes the particles stay in lattice order (they do: packing order, and "
     "migration appends slabs).",
