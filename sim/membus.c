@@ -1,9 +1,9 @@
 /* Memory-bandwidth contention done by SimGrid itself (DESIGN.md, "Memory-bandwidth contention").
  *
- * A piece of work on container C of node N is its compute, then its memory traffic:
+ * A piece of work on container C of node N is its compute and its memory traffic:
  *  - the flops on C's own host. A SimGrid execution uses at most one core of its host, so the
  *    flops are divided by the cores the work is spread over (the container's cores are pinned);
- *  - then the traffic on the `N-membus` host (speed = the node's bandwidth in B/s), as one flow
+ *  - the traffic on the `N-membus` host (speed = the node's bandwidth in B/s), as one flow
  *    per core. A DRAM controller serves outstanding misses, and each core has its own: under
  *    saturation a flow's share follows its cores, which SimGrid's max-min sharing gives when each
  *    core is a flow. Every rank and every stress worker of the node puts its flows on that host.

@@ -28,7 +28,8 @@ static void test_every_container_reads(void)
   CU_ASSERT_STRING_EQUAL(h.container, "CN-GPU");
 }
 
-/* Time of a kernel alone on a container: compute + launch latency, then its traffic. */
+/* Time of a kernel alone on a container: compute + launch latency, and its traffic, added for a
+ * kernel that gathers, the larger of the two for a streaming one (sim/membus.c). */
 static double roofline(const char *host, const dem_work_t *w)
 {
   sim_host_t h;
@@ -37,7 +38,9 @@ static double roofline(const char *host, const dem_work_t *w)
   if (sim_host_read(&h, host, err, sizeof err) || sim_cost_of(w, &c)) return -1.0;
   double compute = sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate) / (h.cores * h.core_flops) + h.launch_latency;
   double bw = h.cores * h.core_bw < h.node_bw ? h.cores * h.core_bw : h.node_bw;
-  return compute + sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw) / bw;
+  double traffic = sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw) / bw;
+  if (!(c.gathers > 0.0)) return sim_test_streamed(compute, traffic);
+  return compute + traffic;
 }
 
 /* The kernel w run at once on containers a and b (the other ranks idle): their times, each
