@@ -83,9 +83,6 @@ static double cpu_traffic(const sim_host_t *h, const sim_cost_t *c)
   return sim_cost_cpu_traffic(c, h->cache_line, h->llc_bytes, h->core_bw / h->core_gather_bw);
 }
 
-/* work that gathers nothing through an index: its traffic overlaps its compute (sim/membus.c) */
-static int streaming(const sim_cost_t *c) { return !(c->gathers > 0.0); }
-
 int dem_clock_charge(const dem_work_t *w)
 {
   if (!ready && dem_clock_init(NULL, 0)) return -1;
@@ -98,10 +95,10 @@ int dem_clock_charge(const dem_work_t *w)
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_kernel_time(h, &c));
     /* the launch latency is charged as compute: with overlap, traffic longer than both hides it */
     double launch = h->launch_latency * h->cores * h->core_flops;
-    return sim_membus_run(h, cpu_flops(h, &c) + launch, h->cores, cpu_traffic(h, &c), h->core_bw, streaming(&c));
+    return sim_membus_run(h, cpu_flops(h, &c) + launch, h->cores, cpu_traffic(h, &c), h->core_bw, sim_cost_streaming(&c));
   }
   case SIM_ON_HOST:
-    return sim_membus_run(h, cpu_flops(h, &c), 1, cpu_traffic(h, &c), h->core_bw, streaming(&c));
+    return sim_membus_run(h, cpu_flops(h, &c), 1, cpu_traffic(h, &c), h->core_bw, sim_cost_streaming(&c));
   case SIM_ON_LINK:
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_copy_time(h, c.bytes));
     return pass(h->launch_latency);

@@ -249,3 +249,5 @@ double sim_cost_cpu_traffic(const sim_cost_t *c, double line, double cache, doub
   double miss = sim_cost_miss_fraction(c->particles, cache);
   return (c->bytes - c->gathered) + c->rfo + miss * c->gathers * line * miss_weight;
 }
+
+int sim_cost_streaming(const sim_cost_t *c) { return !(c->gathers > 0.0); }

@@ -52,6 +52,10 @@ double sim_cost_reuse_window(double n);
  * 2.6x Skylake's cycles per lane for this code's mix). divider_rate <= 0: divisions and square
  * roots cost one flop each, like the rest. */
 double sim_cost_cpu_flops(const sim_cost_t *c, double core_flops, double divider_rate);
+/* 1 when the work gathers nothing through an index (the integrators, the external forces,
+ * binning, packing): its traffic streams, prefetched behind its compute, so the two overlap
+ * (sim/membus.c); 0 for work with gathers, whose compute and traffic add up. */
+int sim_cost_streaming(const sim_cost_t *c);
 /* Partner data one particle offers to gathers: pos 24, radius 8, vel 24, omega 24 B. */
 #define SIM_GATHER_PARTICLE_BYTES 80.0
 

@@ -8,9 +8,8 @@ struct sim_host;
 
 /* Runs `flops` spread over `cores` cores of the calling actor's host, then (overlap: meanwhile)
  * `traffic` bytes on the node's memory-bus host as `cores` flows (one per core), each drawing at
- * most `core_bw` over
- * the loaded-latency factor of the bus utilisation the other flows of the node make when it
- * starts. Returns 0, or -1 when SimGrid failed an activity. */
+ * most `core_bw` over the loaded-latency factor of the bus utilisation the other flows of the
+ * node make when it starts. Returns 0, or -1 when SimGrid failed an activity. */
 int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
                    double core_bw, int overlap);
 

@@ -39,8 +39,7 @@ static double roofline(const char *host, const dem_work_t *w)
   double compute = sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate) / (h.cores * h.core_flops) + h.launch_latency;
   double bw = h.cores * h.core_bw < h.node_bw ? h.cores * h.core_bw : h.node_bw;
   double traffic = sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw) / bw;
-  if (!(c.gathers > 0.0)) return sim_test_streamed(compute, traffic);
-  return compute + traffic;
+  return sim_cost_streaming(&c) ? sim_test_streamed(compute, traffic) : compute + traffic;
 }
 
 /* The kernel w run at once on containers a and b (the other ranks idle): their times, each

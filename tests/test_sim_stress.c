@@ -128,8 +128,7 @@ static void test_stress_on_shared_cores_takes_cpu_time(void)
   sim_cost_t c;
   CU_ASSERT_FATAL(sim_cost_of(&w, &c) == 0);
   double bytes = sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw);
-  double flops = sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate);
-  double cpu = flops / (h.cores * h.core_flops) + h.launch_latency;
+  double cpu = sim_test_compute(&w);
   double before = sim_test_charge(&w);
   dem_stress_t s = stress("k-stress", 1, 0.0, 0.0);
   s.workers = 1;

@@ -181,6 +181,12 @@ static int platform_read(platform_t *pl, char *err, size_t errlen)
 static double min2(double a, double b) { return a < b ? a : b; }
 static double max2(double a, double b) { return a > b ? a : b; }
 
+/* compute and traffic of one piece: the larger for streaming work, else their sum (sim/membus.c) */
+static double combine(double t_flop, double t_mem, int streaming)
+{
+  return streaming ? max2(t_flop, t_mem) : t_flop + t_mem;
+}
+
 /* seconds the platform's host takes for the cost c on an idle node (the SMPI build's charge,
  * sim/clock.c and sim/membus.c: compute and the cache-line traffic, added, or the larger of the
  * two for streaming work) */
@@ -188,14 +194,10 @@ static double predict(const platform_t *pl, const sim_cost_t *c)
 {
   double traffic = sim_cost_cpu_traffic(c, pl->line, pl->llc, pl->core_bw / pl->gather_bw);
   double flops = sim_cost_cpu_flops(c, pl->core_flops, pl->divider);
-  const int overlap = !(c->gathers > 0.0); /* streaming work: the larger term, else their sum */
-  if (c->place == SIM_ON_HOST) {
-    double t_flop = flops / pl->core_flops, t_mem = traffic / min2(pl->core_bw, pl->node_bw);
-    return overlap ? max2(t_flop, t_mem) : t_flop + t_mem;
-  }
+  if (c->place == SIM_ON_HOST)
+    return combine(flops / pl->core_flops, traffic / min2(pl->core_bw, pl->node_bw), sim_cost_streaming(c));
   double bw = min2(pl->cores * pl->core_bw, pl->node_bw);
-  double t_flop = flops / (pl->cores * pl->core_flops) + pl->latency, t_mem = traffic / bw;
-  return overlap ? max2(t_flop, t_mem) : t_flop + t_mem;
+  return combine(flops / (pl->cores * pl->core_flops) + pl->latency, traffic / bw, sim_cost_streaming(c));
 }
 
 static double wall(void)
@@ -288,8 +290,8 @@ static int report_row(const platform_t *pl, const packing_t *pk, int k, const de
                    (pass2 ? sim_cost_cpu_traffic(&cw, pl->line, pl->llc, pl->core_bw / pl->gather_bw) : 0.0);
   double t_mem = traffic / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
                                                    : min2(pl->cores * pl->core_bw, pl->node_bw));
-  const int overlap = !(c.gathers > 0.0) && !(pass2 && cw.gathers > 0.0);
-  double roof = overlap ? max2(t_flop, t_mem) : t_flop + t_mem, charged = predict(pl, &c) + (pass2 ? predict(pl, &cw) : 0.0);
+  const int streaming = sim_cost_streaming(&c) && (!pass2 || sim_cost_streaming(&cw));
+  double roof = combine(t_flop, t_mem, streaming), charged = predict(pl, &c) + (pass2 ? predict(pl, &cw) : 0.0);
   double ratio = best / roof;
   int bad = o->check > 0.0 && (ratio > o->check || ratio < 1.0 / o->check);
   const int fused = k == T_FORCES_ALL;
