@@ -182,6 +182,20 @@ STORAGE_BW = 200e6
 STORAGE_DOC = ["storage_bw 200 MB/s (checkpoints): ESTIMATE, a SATA disk's sequential write (between a",
                "7200 rpm disk's ~150 MB/s and a SATA SSD's ~500 MB/s); the study does not name the disks."]
 
+# B/s of fresh memory a container's OS maps at its first write (a page fault and a zeroed 4 KiB
+# page each; sim/clock.c charges the solver's new memory with it). Study's containers: Docker on
+# bare-metal Linux, ESTIMATE from a published measurement of one minor fault on an Intel Core i7
+# (11th generation, Linux 6.6, rdtsc around the first write of an anonymous page, 100 runs):
+# median 1,013 ns (ddumbying.vercel.app/experiments/pagefault-latency) -> 4 KiB / 1.013 us.
+FIRST_TOUCH_BW = 4096 / 1.013e-6
+FIRST_TOUCH_DOC = [f"first_touch_bw {FIRST_TOUCH_BW / 1e9:.2f} GB/s (new memory, a page fault per 4 KiB): ESTIMATE, a",
+                   "published median of 1.0 us per minor fault on a Core i7 under Linux 6.6 (bare metal)."]
+# This machine's (validation/bwprobe.c --first-touch: 256 MiB of a fresh anonymous mapping
+# written a byte per page, best of 3, CPU 0 and CPU 1, on 2026-12-05): 0.36-0.38 GB/s, 11 us a
+# page -- a guest of the PVM hypervisor (dmesg), whose page faults leave the guest -- an order
+# of magnitude above bare metal; with 2 MiB pages (madvise MADV_HUGEPAGE) 17 GB/s.
+LOCAL_FIRST_TOUCH_BW = 0.37e9
+
 
 def host_xml(hid, speed, cores, props, indent="    "):
     lines = [f'{indent}<host id="{hid}" speed="{speed:.6g}f" core="{cores}">']
@@ -192,7 +206,7 @@ def host_xml(hid, speed, cores, props, indent="    "):
 
 
 def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY,
-                    llc=None, cores=1, gather=None, divider=None):
+                    llc=None, cores=1, gather=None, divider=None, first_touch=FIRST_TOUCH_BW):
     if device == "gpu":
         line, llc = GPU["sector"], GPU["l2"]
     else:
@@ -205,6 +219,8 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
              ("storage_bw", f"{STORAGE_BW:.6g}")]
     if divider:
         props.append(("divider_rate", f"{divider:.6g}"))
+    if first_touch:
+        props.append(("first_touch_bw", f"{first_touch:.6g}"))
     if device == "gpu":
         props += [("gpu_flops", f"{GPU['flops']:.6g}"), ("gpu_bw", f"{GPU['bw']:.6g}"),
                   ("gpu_gather_bw", f"{GPU['gather_bw']:.6g}"), ("pcie_bw", f"{GPU['pcie']:.6g}")]
@@ -293,7 +309,7 @@ def openstack():
         "",
     ] + NODE_TYPES["i7-6700"]["doc"] + [""] + NODE_TYPES["i7-4790"]["doc"] + [""] + \
         NODE_TYPES["gpu-host"]["doc"] + [""] + GPU["doc"] + [""] + NET["doc"] + [
-        "CPU containers: launch_latency 5 us, ESTIMATE of an OpenCL CPU runtime's enqueue cost."] + STORAGE_DOC + [
+        "CPU containers: launch_latency 5 us, ESTIMATE of an OpenCL CPU runtime's enqueue cost."] + STORAGE_DOC + FIRST_TOUCH_DOC + [
         "Memory is not isolated between co-located containers (the study): they share N-membus."]
     return platform("openstack", header, study_nodes())
 
@@ -347,12 +363,13 @@ def twosite(wan_latency=WAN_LATENCY, wan_bandwidth=WAN_BANDWIDTH):
 
 
 def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, llc=None,
-                curve=LOADED_LATENCY, gather=None, divider=None):
+                curve=LOADED_LATENCY, gather=None, divider=None, first_touch=FIRST_TOUCH_BW):
     cs = []
     for host, cores, cname in containers:
         cs.append(dict(host=host, cores=cores,
                        props=container_props(cname, name, ntype, core_bw, latency=latency, llc=llc,
-                                             cores=cores, gather=gather, divider=divider)))
+                                             cores=cores, gather=gather, divider=divider,
+                                             first_touch=first_touch)))
     return dict(name=name, type=ntype, bw=bw, flops=flops, containers=cs, doc=doc, latency=curve)
 
 
@@ -369,6 +386,8 @@ def local():
         "x KERNEL_FLOPS_PER_CYCLE.",
         f"Divider {LOCAL_DIVIDER_RATE / 1e9:.3g} G lanes/s per core (validation/bwprobe.c's divide / square-root loop).",
         "launch_latency 5 us: ESTIMATE (OpenCL CPU runtime).",
+        f"first_touch_bw {LOCAL_FIRST_TOUCH_BW / 1e9:.2f} GB/s: new memory costs 11 us a 4 KiB page on this VM (PVM guest;",
+        "validation/bwprobe.c --first-touch), against about 1 us on bare metal.",
     ] + STORAGE_DOC + [
         "Hosts: local-0 and local-1 are one core each (one rank per core); local is both cores.",
     ]
@@ -376,7 +395,8 @@ def local():
                        [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
                         ("local", 2, "local-2core")],
                        ["the machine: node 'local', memory bus local-membus"],
-                       latency=CPU_LAUNCH_LATENCY, llc=LOCAL_LLC, gather=4e9, divider=LOCAL_DIVIDER_RATE)
+                       latency=CPU_LAUNCH_LATENCY, llc=LOCAL_LLC, gather=4e9, divider=LOCAL_DIVIDER_RATE,
+                       first_touch=LOCAL_FIRST_TOUCH_BW)
     return platform("local", header, [node])
 
 
@@ -387,7 +407,7 @@ def testbed():
         "8 single-core containers node-0..node-7 at 1 Gf/s on a 1 Gbps switch: node-0..3 are",
         "co-located on physical node pa (one memory bus, pa-membus, 10 GB/s), node-4..7 on pb",
         "(pb-membus). One core draws at most 5 GB/s. No launch latency.",
-    ] + STORAGE_DOC
+    ] + STORAGE_DOC + FIRST_TOUCH_DOC
     nodes = [simple_node("pa", "testbed", 10e9, 1e9, 5e9,
                          [(f"node-{i}", 1, "testbed-1") for i in range(0, 4)],
                          ["physical node pa: node-0..3 share pa-membus"]),
@@ -550,7 +570,7 @@ def probe_node(n, containers):
             "divider: not in this probe (divisions and square roots charged as one flop each)."),
            f"DEM kernels (contact lattice, particle-steps/s): {rates or 'not measured'}.",
            "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
-           f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."] + STORAGE_DOC
+           f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."] + STORAGE_DOC + FIRST_TOUCH_DOC
     cs = []
     for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,

@@ -8,6 +8,8 @@
  *   kernel on a GPU container : launch latency + device roofline (sim/gpu.c)
  *   host-side work            : the same on one core
  *   host<->device copy        : PCIe on a GPU; on a CPU device only the enqueue latency
+ *   first touch of memory     : the bytes at the host's first_touch_bw (page faults); nothing
+ *                               when the platform gives no such figure
  * The cost of each kind of work is in sim/cost.c, the hardware in the platform file.
  *
  * device.cost = "measured" (dem_clock_set_measured): a kernel that arrives with its device time
@@ -105,6 +107,8 @@ int dem_clock_charge(const dem_work_t *w)
   case SIM_ON_STORAGE:
     if (!(h->storage_bw > 0.0)) return -1; /* the platform gives none: the caller names the property */
     return pass(c.bytes / h->storage_bw);
+  case SIM_ON_OS:
+    return h->first_touch_bw > 0.0 ? pass(c.bytes / h->first_touch_bw) : 0;
   }
   return -1;
 }

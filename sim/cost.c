@@ -197,6 +197,10 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
   /* STORAGE: a checkpoint must reach the disk before it counts (it is renamed into place only
    *   then), so each byte crosses the container's storage: 1 B per byte. */
   [DEM_WORK_STORAGE] = {SIM_ON_STORAGE, {0, 0, 0, 0}, {0, 0, 0, 1}},
+  /* FIRST_TOUCH: memory the process writes for the first time is mapped by the OS then, a page
+   *   fault and a zeroed page per 4 KiB; the host's first_touch_bw says how many such bytes a
+   *   second (platforms/README.md). 1 B per byte. */
+  [DEM_WORK_FIRST_TOUCH] = {SIM_ON_OS, {0, 0, 0, 0}, {0, 0, 0, 1}},
 };
 
 static int bad(double x) { return !isfinite(x) || x < 0.0; }

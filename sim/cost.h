@@ -12,7 +12,9 @@ typedef enum {
   SIM_ON_DEVICE, /* an OpenCL kernel: all the container's cores, or the GPU */
   SIM_ON_HOST,   /* host code on one core of the container (pack, binning, partition, output) */
   SIM_ON_LINK,   /* a host<->device copy: PCIe on a GPU, nothing to move on a CPU device */
-  SIM_ON_STORAGE /* the container's storage: `bytes` at its bandwidth */
+  SIM_ON_STORAGE, /* the container's storage: `bytes` at its bandwidth */
+  SIM_ON_OS       /* the container's operating system: `bytes` of fresh memory mapped at their first
+                   * write (page faults), at the host's first_touch_bw */
 } sim_place_t;
 
 typedef struct sim_cost {

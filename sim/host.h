@@ -15,6 +15,9 @@
  *                     that writes none needs no figure)
  *   divider_rate (lanes/s) FP64 divisions and square roots one core's divider completes
  *                     (sim/cost.h: sim_cost_cpu_flops); optional: without it they cost a flop each
+ *   first_touch_bw (B/s) fresh memory the container's OS maps per second at its first write (a
+ *                     page fault and a zeroed page per 4 KiB); optional: without it first touch
+ *                     costs nothing
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
@@ -48,6 +51,7 @@ typedef struct sim_host {
   double launch_latency;  /* s, per kernel launch or copy enqueued on the GPU (device = gpu) */
   double storage_bw;      /* B/s, the container's storage (checkpoints); 0 when the platform has none */
   double divider_rate;    /* lanes/s, one core's divisions and square roots; 0 when the platform has none */
+  double first_touch_bw;  /* B/s, fresh memory mapped at first write; 0 when the platform has none */
 } sim_host_t;
 
 /* Reads the description of the named host (NULL: the calling actor's host). Returns 0, or -1

@@ -21,6 +21,8 @@ typedef enum dem_work_kind {
   DEM_WORK_PARTITION,    /* host: Zoltan over `particles` (global count) on `ranks` parts, costed as RCB */
   DEM_WORK_OUTPUT,       /* host: writing `bytes` of output */
   DEM_WORK_STORAGE,      /* `bytes` written to or read from the container's storage (checkpoints) */
+  DEM_WORK_FIRST_TOUCH,  /* `bytes` of fresh memory written for the first time (the OS maps and zeroes
+                          * its pages: page faults) */
   DEM_WORK_KIND_COUNT
 } dem_work_kind_t;
 

@@ -176,6 +176,10 @@ dem_engine_t *dem_engine_create(const dem_engine_opts_t *opts, const dem_params_
   e->prm = *prm;
   e->p = p;
   e->search_due = 1;
+  /* what the setup wrote (a restored store has slots in use) is resident: searches charge growth */
+  int restored = 0;
+  for (size_t i = 0; i < p->n && !restored; ++i) restored = p->nbr_count[i] > 0;
+  (void)dem_particles_fresh_bytes(p, restored);
   e->grid = dem_grid_create();
   if (!e->grid) {
     snprintf(err, errlen, "out of memory");
@@ -443,6 +447,17 @@ static int dem_engine_widen_slots(dem_engine_t *e, int slots)
   return 0;
 }
 
+/* The memory the search and the steps since the last one wrote for the first time (the store's
+ * new rows, the grid's new arrays): its pages were faulted in. device.cost = "measured" times the
+ * kernels that wrote the store's rows with their faults: only the grid (host binning) is charged. */
+static int dem_engine_charge_fresh(dem_engine_t *e)
+{
+  double fresh = (double)dem_grid_take_fresh(e->grid);
+  size_t store = dem_particles_fresh_bytes(e->p, 1);
+  if (!e->measured) fresh += (double)store;
+  return fresh > 0.0 ? dem_engine_charge(e, DEM_WORK_FIRST_TOUCH, 0.0, 0.0, 0.0, fresh) : 0;
+}
+
 int dem_engine_search(dem_engine_t *e)
 {
   if (e->remote) return dem_remote_search(e->remote);
@@ -496,6 +511,7 @@ int dem_engine_search(dem_engine_t *e)
     if (!r.unfit) break;
     if (dem_engine_widen_slots(e, r.unfit) != 0) return -1;
   }
+  if (dem_engine_charge_fresh(e) != 0) return -1;
   e->search_due = 0;
   e->disp = 0.0;
   return 0;

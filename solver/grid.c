@@ -21,7 +21,7 @@ void dem_grid_destroy(dem_grid_t **g)
   *g = NULL;
 }
 
-static int dem_grid_grow(int32_t **arr, size_t *cap, size_t want)
+static int dem_grid_grow(dem_grid_t *g, int32_t **arr, size_t *cap, size_t want)
 {
   if (want <= *cap && *arr) return 0;
   void *p = NULL;
@@ -30,7 +30,15 @@ static int dem_grid_grow(int32_t **arr, size_t *cap, size_t want)
   free(*arr);
   *arr = p;
   *cap = want;
+  g->fresh += (bytes + DEM_PAGE - 1) / DEM_PAGE * DEM_PAGE;
   return 0;
+}
+
+size_t dem_grid_take_fresh(dem_grid_t *g)
+{
+  size_t fresh = g->fresh;
+  g->fresh = 0;
+  return fresh;
 }
 
 static uint32_t dem_grid_bucket(const dem_grid_t *g, const double *x)
@@ -80,7 +88,7 @@ static int dem_grid_table(dem_grid_t *g, size_t n_total, const int32_t lo[3], co
     g->cell_start = NULL;
     g->cap_buckets = 0;
     size_t cap = 0;
-    if (dem_grid_grow(&g->cell_start, &cap, buckets + 1) != 0) return -1;
+    if (dem_grid_grow(g, &g->cell_start, &cap, buckets + 1) != 0) return -1;
     g->cap_buckets = buckets;
   }
   g->buckets = buckets;
@@ -98,7 +106,7 @@ int dem_grid_build(dem_grid_t *g, const double *pos, size_t n_total, double h, c
   int32_t lo[3], hi[3];
   if (dem_grid_extent(pos, n_total, h, origin, lo, hi, bad) != 0) return -2;
   if (dem_grid_table(g, n_total, lo, hi) != 0) return -1;
-  if (dem_grid_grow(&g->cell_sorted, &g->cap_sorted, n_total) != 0) return -1;
+  if (dem_grid_grow(g, &g->cell_sorted, &g->cap_sorted, n_total) != 0) return -1;
   g->h = h;
   g->n_total = n_total;
   memcpy(g->origin, origin, sizeof(g->origin));

@@ -32,10 +32,15 @@ typedef struct dem_grid {
   int32_t *cell_sorted;  /* n_total particle indices */
   size_t cap_buckets;    /* allocated entries of cell_start, minus one */
   size_t cap_sorted;     /* allocated entries of cell_sorted */
+  size_t fresh;          /* bytes allocated since dem_grid_take_fresh (new memory: its first write faults
+                          * its pages in) */
 } dem_grid_t;
 
 dem_grid_t *dem_grid_create(void);
 void dem_grid_destroy(dem_grid_t **g);
+/* Bytes the grid allocated since the last call (its arrays grow, never shrink): new memory, mapped
+ * by the OS at its first write (the binning writes all of it). For the clock's first-touch charge. */
+size_t dem_grid_take_fresh(dem_grid_t *g);
 
 /* Bins particles [0, n_total) at pos (m, 3 per particle) into cells of edge h (m) counted from
  * origin (m). Returns 0; -1 when out of memory or when n_total exceeds int32; -2 when a

@@ -31,6 +31,7 @@ static const dem_field_t dem_fields[] = {
   {offsetof(dem_particles_t, spring), sizeof(double), 3, 1},
 };
 #define DEM_FIELD_COUNT (sizeof(dem_fields) / sizeof(dem_fields[0]))
+_Static_assert(DEM_FIELD_COUNT == DEM_STORE_ARRAYS, "particles.h: DEM_STORE_ARRAYS counts the store's arrays");
 
 static void **dem_field_ptr(dem_particles_t *p, size_t f)
 {
@@ -85,6 +86,7 @@ void dem_particles_destroy(dem_particles_t **pp)
    * with its smaller length, which leaves a few pages mapped: that is only the error path */
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f)
     if (*dem_field_ptr(p, f)) munmap(*dem_field_ptr(p, f), dem_map_len(p->cap * dem_row(f, p->slots)));
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) free(p->page_map[f]);
   free(p);
   *pp = NULL;
 }
@@ -125,6 +127,7 @@ int dem_particles_widen_slots(dem_particles_t *p, int slots)
     for (size_t i = p->n; i-- > 1;) memmove(a + i * to, a + i * from, from);
   }
   p->slots = slots;
+  if (p->n > p->moved_rows) p->moved_rows = p->n; /* the rows' pages at the new stride are written */
   return 0;
 }
 
@@ -190,4 +193,55 @@ size_t dem_particles_bytes_per_particle(int slots)
   size_t bytes = 0;
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) bytes += dem_row(f, slots);
   return bytes;
+}
+
+/* marks the pages of bytes [from, to) of slot array f written; returns how many were not */
+static size_t dem_mark_pages(dem_particles_t *p, size_t f, size_t from, size_t to)
+{
+  size_t fresh = 0;
+  for (size_t pg = from / DEM_PAGE; pg < (to + DEM_PAGE - 1) / DEM_PAGE; ++pg)
+    if (!p->page_map[f][pg]) {
+      p->page_map[f][pg] = 1;
+      fresh++;
+    }
+  return fresh;
+}
+
+/* the pages of slot array f that the owned particles' used slots (and a widening's moved rows)
+ * write; -1 when the map cannot grow */
+static long dem_fresh_slot_pages(dem_particles_t *p, size_t f)
+{
+  const size_t row = dem_row(f, p->slots), slot = row / (size_t)p->slots;
+  size_t need = (p->cap * row + DEM_PAGE - 1) / DEM_PAGE;
+  if (need > p->page_map_len[f]) {
+    unsigned char *m = realloc(p->page_map[f], need);
+    if (!m) return -1;
+    memset(m + p->page_map_len[f], 0, need - p->page_map_len[f]);
+    p->page_map[f] = m;
+    p->page_map_len[f] = need;
+  }
+  size_t fresh = dem_mark_pages(p, f, 0, p->moved_rows * row);
+  for (size_t i = 0; i < p->n; ++i)
+    if (p->nbr_count[i] > 0) fresh += dem_mark_pages(p, f, i * row, i * row + (size_t)p->nbr_count[i] * slot);
+  return (long)fresh;
+}
+
+size_t dem_particles_fresh_bytes(dem_particles_t *p, int slots_written)
+{
+  size_t fresh = 0;
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+    if (dem_fields[f].slotted) {
+      long pages = slots_written ? dem_fresh_slot_pages(p, f) : 0;
+      if (pages < 0) return 0;
+      fresh += (size_t)pages * DEM_PAGE;
+      continue;
+    }
+    size_t bytes = (p->n + p->n_ghost) * dem_row(f, p->slots);
+    if (bytes <= p->written[f]) continue;
+    size_t pages_now = (bytes + DEM_PAGE - 1) / DEM_PAGE, pages_then = (p->written[f] + DEM_PAGE - 1) / DEM_PAGE;
+    fresh += (pages_now - pages_then) * DEM_PAGE;
+    p->written[f] = bytes;
+  }
+  if (slots_written) p->moved_rows = 0;
+  return fresh;
 }

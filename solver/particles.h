@@ -40,6 +40,8 @@
 
 typedef int32_t dem_gid_t; /* global particle id, 0-based; at most 2^31 - 1 particles */
 
+#define DEM_STORE_ARRAYS 11 /* the arrays of the store below, id to spring */
+
 /* the six planar walls of the box, in this order */
 typedef enum { DEM_WALL_XMIN, DEM_WALL_XMAX, DEM_WALL_YMIN, DEM_WALL_YMAX, DEM_WALL_ZMIN, DEM_WALL_ZMAX,
                DEM_WALL_COUNT } dem_wall_t;
@@ -60,6 +62,12 @@ typedef struct dem_particles {
   dem_gid_t *nbr_gid;  /* slots per particle */
   double *spring;      /* m, 3 * slots per particle */
   int slots;           /* slot stride: slots per particle, 1..DEM_MAX_NEIGHBORS */
+  /* what has been written, for dem_particles_fresh_bytes: per-particle arrays, the bytes of their
+   * rows ever in use; slot arrays, one byte per page (1: written), and the rows a widening moved */
+  size_t written[DEM_STORE_ARRAYS];
+  unsigned char *page_map[DEM_STORE_ARRAYS];
+  size_t page_map_len[DEM_STORE_ARRAYS];
+  size_t moved_rows;
 } dem_particles_t;
 
 /* Allocates a store able to hold cap particles (owned + ghosts), all fields zero.
@@ -83,5 +91,15 @@ int dem_particles_permute(dem_particles_t *p, const size_t *perm, size_t n);
 /* Bytes of per-particle storage (all arrays) of a store with `slots` slots per particle, for
  * memory and cost accounting. */
 size_t dem_particles_bytes_per_particle(int slots);
+/* Bytes of the store's pages written for the first time since the last call: an anonymous
+ * mapping's page becomes resident (the OS faults it in and zeroes it) at its first write and
+ * stays, and the arrays never shrink. Per-particle arrays: the pages of their owned and ghost
+ * rows beyond the most ever in use. Slot arrays, when `slots_written` (a contact search wrote
+ * them): the pages holding a used slot of an owned particle (nbr_count[i] slots from the row's
+ * start: particles without partners leave their rows untouched), and every page of the rows a
+ * widening of the stride moved, that were not written before. For the clock's first-touch
+ * charge; the first call after setting up the store marks what the setup wrote. 0 as well when
+ * the page map cannot grow (out of memory: nothing is charged). */
+size_t dem_particles_fresh_bytes(dem_particles_t *p, int slots_written);
 
 #endif

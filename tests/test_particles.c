@@ -1,6 +1,7 @@
 /* The particle store's reordering (dem_particles_permute), slot stride (dem_particles_widen_slots)
  * and lazily resident memory, and the process-wide slots (share.h) that the OpenCL layer and
  * the parameters use to set up once per process. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,83 @@ static void test_lazy_memory(void)
   dem_particles_destroy(&p);
 }
 
+/* bytes of whole pages holding `rows` rows of `row` bytes */
+static double pages_of(size_t rows, size_t row)
+{
+  return (double)((rows * row + 4095) / 4096 * 4096);
+}
+
+/* writes the first `rows` rows of each per-particle array with nbr_count[i] = count (every
+ * `every`-th particle, 0 for the rest), and, when `slots`, the used slots of the owned rows */
+static void write_rows(dem_particles_t *p, size_t rows, int slots, int count, size_t every)
+{
+  const size_t m = (size_t)p->slots;
+  memset(p->id, 1, rows * sizeof *p->id);
+  memset(p->radius, 1, rows * sizeof *p->radius);
+  for (size_t i = 0; i < rows; ++i) p->nbr_count[i] = i % every == 0 ? count : 0;
+  double *vec[] = {p->pos, p->vel, p->omega, p->force, p->torque};
+  for (int v = 0; v < 5; v++) memset(vec[v], 1, rows * 3 * sizeof(double));
+  if (!slots) return;
+  for (size_t i = 0; i < p->n; ++i)
+    for (size_t k = 0; k < (size_t)p->nbr_count[i]; ++k) {
+      p->nbr_index[i * m + k] = 1;
+      p->nbr_gid[i * m + k] = 1;
+      for (int c = 0; c < 3; ++c) p->spring[3 * (i * m + k) + c] = 1.0;
+    }
+}
+
+/* first touch (the clock's charge of new memory): the pages of the rows in use beyond the most
+ * ever in use, per array, in closed form, and what the OS made resident for them */
+static void test_fresh_bytes(void)
+{
+  const size_t n = 60000, ghosts = 5000, m = 6;
+  const size_t per_particle[] = {4, 24, 24, 24, 24, 24, 8, 4}, slotted[] = {4, 4, 24}; /* B per row */
+  dem_particles_t *p = dem_particles_create(100000);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_EQUAL_FATAL((size_t)p->slots, m);
+  p->n = n;
+  double rss0 = rss_bytes();
+  write_rows(p, n, 0, 0, 1);
+  double expect = 0.0;
+  for (int f = 0; f < 8; f++) expect += pages_of(n, per_particle[f]);
+  double fresh = (double)dem_particles_fresh_bytes(p, 0);
+  CU_ASSERT_DOUBLE_EQUAL(fresh, expect, 0.5);
+  CU_ASSERT(fabs(rss_bytes() - rss0 - fresh) < 0.02 * fresh); /* the OS agrees */
+  CU_ASSERT_EQUAL(dem_particles_fresh_bytes(p, 0), 0);        /* nothing new */
+
+  /* a search that finds partners for one particle in 1000: one page of each slot array each */
+  rss0 = rss_bytes();
+  write_rows(p, n, 1, 1, 1000);
+  fresh = (double)dem_particles_fresh_bytes(p, 1);
+  CU_ASSERT_DOUBLE_EQUAL(fresh, 3.0 * (double)(n / 1000) * 4096.0, 0.5);
+  CU_ASSERT(fabs(rss_bytes() - rss0 - fresh) < 0.05 * fresh);
+  /* then for every particle, every slot: the slot arrays' rows in whole pages */
+  write_rows(p, n, 1, (int)m, 1);
+  expect = 0.0;
+  for (int f = 0; f < 3; f++) expect += pages_of(n, slotted[f] * m);
+  CU_ASSERT_DOUBLE_EQUAL((double)dem_particles_fresh_bytes(p, 1), expect - 3.0 * (double)(n / 1000) * 4096.0, 0.5);
+
+  /* ghost rows: only the per-particle arrays grow */
+  p->n_ghost = ghosts;
+  expect = 0.0;
+  for (int f = 0; f < 8; f++) expect += pages_of(n + ghosts, per_particle[f]) - pages_of(n, per_particle[f]);
+  CU_ASSERT_DOUBLE_EQUAL((double)dem_particles_fresh_bytes(p, 1), expect, 0.5);
+
+  /* fewer particles, then as many again: nothing new; a wider stride moves every row */
+  p->n = n / 2;
+  CU_ASSERT_EQUAL(dem_particles_fresh_bytes(p, 1), 0);
+  p->n = n;
+  CU_ASSERT_EQUAL(dem_particles_fresh_bytes(p, 1), 0);
+  rss0 = rss_bytes();
+  CU_ASSERT_EQUAL_FATAL(dem_particles_widen_slots(p, 8), 0);
+  expect = 0.0;
+  for (int f = 0; f < 3; f++) expect += pages_of(n, slotted[f] * 8) - pages_of(n, slotted[f] * m);
+  fresh = (double)dem_particles_fresh_bytes(p, 1);
+  CU_ASSERT_DOUBLE_EQUAL(fresh, expect, 0.5);
+  CU_ASSERT(fabs(rss_bytes() - rss0 - fresh) < 0.05 * fresh);
+  dem_particles_destroy(&p);
+}
+
 static void test_share(void)
 {
   dem_share_lock();
@@ -166,6 +244,7 @@ static CU_TestInfo tests[] = {
   {"permute reorders every field, leaves the rest", test_permute},
   {"slot stride widens in place", test_widen_slots},
   {"reserved capacity is not resident", test_lazy_memory},
+  {"first touch: new rows in whole pages, as the OS maps them", test_fresh_bytes},
   {"process-wide slots", test_share},
   CU_TEST_INFO_NULL,
 };

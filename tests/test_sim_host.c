@@ -173,6 +173,22 @@ static void test_measured_kernel(void)
   SIM_ASSERT_CLOSE(sim_test_charge(&w), modelled, 1e-12);
 }
 
+/* New memory: its bytes at the container's first_touch_bw (the platform's figure: a page fault
+ * per 4 KiB), 1 GiB -> 2^30 / first_touch_bw s; a host-side charge that needs no core: with the
+ * figure missing it costs nothing. */
+static void test_first_touch(void)
+{
+  sim_host_t h = sim_test_self();
+  CU_ASSERT_FATAL(h.first_touch_bw > 1e9 && h.first_touch_bw < 1e10);
+  dem_work_t w = {.kind = DEM_WORK_FIRST_TOUCH, .bytes = 1073741824.0};
+  sim_cost_t c;
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
+  CU_ASSERT_EQUAL(c.place, SIM_ON_OS);
+  CU_ASSERT_DOUBLE_EQUAL(c.bytes, 1073741824.0, 1e-6);
+  SIM_ASSERT_CLOSE(sim_test_charge(&w), 1073741824.0 / h.first_touch_bw, 1e-12);
+  CU_ASSERT_STRING_EQUAL(dem_clock_kind_name(DEM_WORK_FIRST_TOUCH), "first_touch");
+}
+
 static CU_TestInfo tests[] = {
   {"the container's hardware is read from the platform", test_reads_container},
   {"a missing property is named with its host", test_missing_property_is_named},
@@ -181,6 +197,7 @@ static CU_TestInfo tests[] = {
   {"traffic: cache lines, write-allocate and the reuse window", test_traffic},
   {"divisions and square roots at the divider's rate", test_divider},
   {"device.cost = measured: a timed kernel is charged its flops at the container's speed", test_measured_kernel},
+  {"new memory is charged at the container's first_touch_bw", test_first_touch},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

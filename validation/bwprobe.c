@@ -1,7 +1,7 @@
 /* bwprobe: the memory bandwidth and FP64 rate of this machine, for the calibrated local platform
  * (validation/hardware.py writes them into a copy of platforms/local.xml).
  *
- *   bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong]
+ *   bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong] [--first-touch]
  *
  * Bandwidth: STREAM's triad a[i] = b[i] + s * c[i] on three arrays of M MiB each (default 256,
  * far above any last-level cache), each thread on its own slice (first-touch placement), best of
@@ -34,6 +34,10 @@
  *   a line in tens of ns; cores with separate ones (other chiplets, other sockets) in hundreds,
  *   and then threads that take turns on the same data (an OpenCL CPU runtime dealing out
  *   work-groups to whichever thread asks) pay that per line: pingpong_round_trip_ns.
+ * --first-touch (thread 0, after the rest): M MiB of a fresh anonymous mapping written one byte
+ *   per 4 KiB page, best of 3 mappings: first_touch_Bps, the bytes of new memory the OS maps per
+ *   second (a page fault and a zeroed page each; the platforms' first_touch_bw). Bare-metal
+ *   Linux takes about 1 us a page; a virtual machine whose faults leave the guest, far more.
  * Prints one JSON object: {"threads", "mib", "triad_Bps", "triad_bus_Bps", "flops_per_thread",
  * "divider_per_thread"}
  * (and the gather figures with --gather, pingpong_round_trip_ns with --pingpong). Plain C11 and POSIX threads, so any Debian machine
@@ -46,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -264,9 +269,27 @@ static double pingpong(void)
   return rc ? -1.0 : 1e9 * dt / PINGPONG_ROUNDS;
 }
 
+/* --first-touch: bytes of fresh anonymous memory mapped per second at their first write, best of
+ * 3 mappings of `mib` MiB; < 0 when no mapping could be made */
+static double first_touch(long mib)
+{
+  const size_t bytes = (size_t)mib * 1024 * 1024, page = 4096;
+  double best = -1.0;
+  for (int r = 0; r < 3; r++) {
+    volatile char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return -1.0;
+    double t0 = now();
+    for (size_t i = 0; i < bytes; i += page) m[i] = 1;
+    double rate = (double)bytes / (now() - t0);
+    munmap((void *)m, bytes);
+    if (rate > best) best = rate;
+  }
+  return best;
+}
+
 int main(int argc, char **argv)
 {
-  int threads = 1, reps = 10, gather = 0, pp = 0;
+  int threads = 1, reps = 10, gather = 0, pp = 0, ft = 0;
   long mib = 256;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
@@ -274,8 +297,9 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--gather")) gather = 1;
     else if (!strcmp(argv[i], "--pingpong")) pp = 1;
+    else if (!strcmp(argv[i], "--first-touch")) ft = 1;
     else {
-      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong]\n");
+      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong] [--first-touch]\n");
       return 2;
     }
   }
@@ -319,6 +343,14 @@ int main(int argc, char **argv)
   if (gather && gather_probe(mib, reps < 3 ? reps : 3) != 0) {
     fprintf(stderr, "bwprobe: cannot allocate the gather arrays\n");
     return 1;
+  }
+  if (ft) {
+    double rate = first_touch(mib);
+    if (rate < 0.0) {
+      fprintf(stderr, "bwprobe: cannot map %ld MiB for --first-touch\n", mib);
+      return 1;
+    }
+    printf(", \"first_touch_Bps\": %.6g", rate);
   }
   if (pp) {
     double ns = pingpong(); /* after the rest: it pins this thread to CPU 0 */

@@ -61,9 +61,9 @@ def build_probe(out):
 
 def probe(exe, repeats, ncpu, mib):
     best = {"bw_1core": 0.0, "bw_allcore": 0.0, "flops_1core": 0.0, "gather_1core": 0.0,
-            "lattice_1core": 0.0, "divider_1core": 0.0, "flops_allcore_per_thread": 0.0}
+            "lattice_1core": 0.0, "divider_1core": 0.0, "flops_allcore_per_thread": 0.0, "first_touch": 0.0}
     for r in range(repeats):
-        gather = ["--gather"] if r == 0 else []
+        gather = ["--gather", "--first-touch"] if r == 0 else []
         one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)] + gather).stdout)
         pingpong = ["--pingpong"] if r == 0 and ncpu >= 2 else []
         allc = json.loads(sh([exe, "--threads", str(ncpu), "--mib", str(mib)] + pingpong).stdout)
@@ -79,6 +79,7 @@ def probe(exe, repeats, ncpu, mib):
         if gather:
             best["gather_1core"] = one["random_lines_per_s"] * 64.0
             best["lattice_1core"] = one["lattice_Bps"]
+            best["first_touch"] = one["first_touch_Bps"]  # new memory mapped at its first write
         best["lanes"] = one["lanes"]
     best["threads_all"] = ncpu
     best["mib"] = mib
@@ -152,7 +153,8 @@ def calibrated_platform(pr, path):
         f"memory bandwidth {bw / 1e9:.3g} GB/s (triad bus traffic, {pr['threads_all']} threads); per-core bandwidth",
         f"{core_bw / 1e9:.3g} GB/s (triad, 1 thread); missed gathers {pr['gather_1core'] / 1e9:.3g} GB/s per core; core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
         f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels (KERNEL_FLOPS_PER_CYCLE);",
-        f"divider {pr['divider_1core'] / 1e9:.3g} G lanes/s per core (divide / square-root loop).",
+        f"divider {pr['divider_1core'] / 1e9:.3g} G lanes/s per core (divide / square-root loop);",
+        f"new memory mapped at its first write at {pr['first_touch'] / 1e9:.3g} GB/s (a page fault per 4 KiB).",
         "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
         "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
     ]
@@ -161,11 +163,11 @@ def calibrated_platform(pr, path):
                            ("local", 2, "local-2core")],
                           ["the machine: node 'local', memory bus local-membus"],
                           latency=mp.CPU_LAUNCH_LATENCY, llc=mp.LOCAL_LLC, gather=pr["gather_1core"],
-                          divider=pr["divider_1core"])
+                          divider=pr["divider_1core"], first_touch=pr["first_touch"])
     half = dict(host="local-1half", cores=1,
                 props=mp.container_props("local-1half", "local", "local", core_bw / 2, latency=mp.CPU_LAUNCH_LATENCY,
                                          llc=mp.LOCAL_LLC, gather=pr["gather_1core"] / 2,
-                                         divider=pr["divider_1core"] / 2))
+                                         divider=pr["divider_1core"] / 2, first_touch=pr["first_touch"] / 2))
     node["containers"].append(half)
     xml = mp.platform("local", header, [node])
     # platform() gives every container of a node the node's core rate: halve local-1half's
@@ -363,7 +365,7 @@ def main():
           f"(bus traffic), missed gathers {pr['gather_1core'] / 1e9:.2f} GB/s per core, lattice gathers "
           f"{pr['lattice_1core'] / 1e9:.2f} GB/s, FP64 {pr['flops_1core'] / 1e9:.1f} GF/s per core "
           f"({pr['flops_allcore_per_thread'] / 1e9:.1f} with all cores busy), divider "
-          f"{pr['divider_1core'] / 1e9:.2f} G lanes/s; {plat}", flush=True)
+          f"{pr['divider_1core'] / 1e9:.2f} G lanes/s, new memory {pr['first_touch'] / 1e9:.2f} GB/s; {plat}", flush=True)
     if os.access(a.calibrate_cost, os.X_OK):
         pr.update(kernel_flops_per_cycle(pr, plat, a.calibrate_cost))
         print(f"hardware.py: contact-force kernel {pr['kernel_rate'] / 1e9:.2f} GF/s per core at "
