@@ -85,6 +85,13 @@ static double cpu_traffic(const sim_host_t *h, const sim_cost_t *c)
   return sim_cost_cpu_traffic(c, h->cache_line, h->llc_bytes, h->core_bw / h->core_gather_bw);
 }
 
+/* new memory: its pages are faulted in at the host's first_touch_bw (nothing when the platform
+ * gives no such figure) */
+static int first_touch(const sim_host_t *h, double fresh)
+{
+  return fresh > 0.0 && h->first_touch_bw > 0.0 ? pass(fresh / h->first_touch_bw) : 0;
+}
+
 int dem_clock_charge(const dem_work_t *w)
 {
   if (!ready && dem_clock_init(NULL, 0)) return -1;
@@ -100,6 +107,7 @@ int dem_clock_charge(const dem_work_t *w)
     return sim_membus_run(h, cpu_flops(h, &c) + launch, h->cores, cpu_traffic(h, &c), h->core_bw, sim_cost_streaming(&c));
   }
   case SIM_ON_HOST:
+    if (first_touch(h, c.fresh)) return -1;
     return sim_membus_run(h, cpu_flops(h, &c), 1, cpu_traffic(h, &c), h->core_bw, sim_cost_streaming(&c));
   case SIM_ON_LINK:
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_copy_time(h, c.bytes));
@@ -108,7 +116,7 @@ int dem_clock_charge(const dem_work_t *w)
     if (!(h->storage_bw > 0.0)) return -1; /* the platform gives none: the caller names the property */
     return pass(c.bytes / h->storage_bw);
   case SIM_ON_OS:
-    return h->first_touch_bw > 0.0 ? pass(c.bytes / h->first_touch_bw) : 0;
+    return first_touch(h, c.fresh);
   }
   return -1;
 }

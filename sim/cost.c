@@ -53,18 +53,23 @@
 /* Zoltan RCB, per particle and bisection level (plus one level's worth for building the dots):
  * CALIBRATED. Zoltan of Trilinos 13.2 (Debian), LB_METHOD=RCB, 500,000 particles on the study's
  * lattice, one process cutting 2, 4, 8 and 16 parts, best of 3, on the 2-core development
- * machine: 302, 366, 485 and 433 ns per particle for 1+1 ... 1+4 levels, about 150 ns per
- * particle-level at 2 parts (120 ns on average). RCB is not a streaming loop (callbacks,
- * allocations, median iterations): its time follows the core's clock, not its bandwidth, so it
- * is charged as compute: 150 ns x 3.28 GHz (that machine's clock, validation/hardware.py's
- * probe) = 500 cycles, in the platforms' flops at KERNEL_FLOPS_PER_CYCLE = 2.41 flops per cycle
- * (platforms/make_platforms.py): 1200 flops. Beside it the dots' coordinates, weight and ids
- * are read at every level (48 B). Two native ranks cutting 250,000 particles each took 200 ns
- * per particle-level (validation/hardware.py's 2-rank runs, Zoltan_LB_Partition's wall time):
- * the rest is Zoltan's collectives, which SMPI simulates. (Charged before as 1300 B of memory
- * traffic, 120 ns at 11 GB/s: on a platform whose measured per-core bandwidth is four times
- * that, a partition cost a quarter of what it does.) */
-#define RCB_FLOPS_PER_PARTICLE_LEVEL 1200.0
+ * machine: 302, 366, 485 and 433 ns per particle for 1+1 ... 1+4 levels. Part of that is not
+ * Zoltan's arithmetic but its scratch: every call allocates its dots afresh, and that machine
+ * (a PVM guest) maps new memory at 11 us a 4 KiB page. validation/rcbprobe.c counts the page
+ * faults of a call: 6,450-6,600 at 4 to 16 parts, 53 B per particle (RCB_FRESH_BYTES below),
+ * 143 ns per particle there. Without them: 159, 223, 342, 290 ns, 80, 74, 86, 58 ns per
+ * particle-level, 75 on average. (rcbprobe's own calls, without the solver's weights and
+ * callbacks, take 196-213 ns per particle at 4-16 parts, idle, 2026-12-05, of which the faults
+ * are 143: the solver's configuration costs more, and its figures are kept.) RCB is not a streaming loop (callbacks, median iterations):
+ * its time follows the core's clock, so it is charged as compute: 75 ns x 3.28 GHz (that
+ * machine's clock, validation/hardware.py's probe) = 246 cycles, in the platforms' flops at
+ * KERNEL_FLOPS_PER_CYCLE = 2.41 flops per cycle (platforms/make_platforms.py): 600 flops. Beside
+ * it the dots' coordinates, weight and ids are read at every level (48 B), and the scratch is
+ * new memory, at the host's first_touch_bw (a bare-metal host maps it ten times faster than
+ * that VM). (Charged before as 1,200 flops with the faults inside, and before that as 1,300 B of
+ * memory traffic, 120 ns at 11 GB/s.) */
+#define RCB_FLOPS_PER_PARTICLE_LEVEL 600.0
+#define RCB_FRESH_BYTES_PER_PARTICLE 53.0
 #define RCB_BYTES_PER_PARTICLE_LEVEL 48.0
 
 enum { N_COUNTS = 4 }; /* particles, pairs, contacts, bytes */
@@ -199,8 +204,8 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
   [DEM_WORK_STORAGE] = {SIM_ON_STORAGE, {0, 0, 0, 0}, {0, 0, 0, 1}},
   /* FIRST_TOUCH: memory the process writes for the first time is mapped by the OS then, a page
    *   fault and a zeroed page per 4 KiB; the host's first_touch_bw says how many such bytes a
-   *   second (platforms/README.md). 1 B per byte. */
-  [DEM_WORK_FIRST_TOUCH] = {SIM_ON_OS, {0, 0, 0, 0}, {0, 0, 0, 1}},
+   *   second (platforms/README.md). `bytes` is new memory (sim_cost_t.fresh), no traffic. */
+  [DEM_WORK_FIRST_TOUCH] = {SIM_ON_OS, {0, 0, 0, 0}, {0, 0, 0, 0}},
 };
 
 static int bad(double x) { return !isfinite(x) || x < 0.0; }
@@ -220,6 +225,8 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
   const coef_t *k = &table[w->kind];
   const traffic_coef_t *t = &traffic[w->kind];
   *c = (sim_cost_t){.place = k->place, .particles = w->particles};
+  if (w->kind == DEM_WORK_FIRST_TOUCH) c->fresh = w->bytes;
+  if (w->kind == DEM_WORK_PARTITION) c->fresh = RCB_FRESH_BYTES_PER_PARTICLE * w->particles / (w->ranks >= 1.0 ? w->ranks : 1.0);
   for (int i = 0; i < N_COUNTS; i++) {
     c->flops += k->f[i] * n[i];
     c->bytes += k->b[i] * n[i];

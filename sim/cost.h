@@ -27,6 +27,8 @@ typedef struct sim_cost {
   double gathers;   /* how many such data: on a cache miss each brings a whole line */
   double particles; /* particles of the rank the gathers reach into (their reuse window) */
   double divsqrt;   /* of `flops`, FP64 divisions and square roots (lanes): the divider's work */
+  double fresh;     /* bytes of new memory the work writes first (page faults): FIRST_TOUCH's bytes,
+                     * Zoltan's scratch of a PARTITION; charged at the host's first_touch_bw */
 } sim_cost_t;
 
 /* Cost of one report. Returns 0, or -1 for an unknown kind or a negative or non-finite count. */

@@ -1,5 +1,6 @@
 /* Reading the hardware from the platform (platforms/test-sim.xml), and the cost model's
  * arithmetic. One rank, on c-2. */
+#include "membus.h"
 #include "sim_testing.h"
 #include "testing.h"
 
@@ -56,6 +57,16 @@ static void test_cost_model(void)
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&q, &c), 0);
   CU_ASSERT_DOUBLE_EQUAL(b.flops, 4 * c.flops, 1e-6); /* same share, 3 levels + 1 vs 0 + 1 */
   CU_ASSERT_EQUAL(b.place, SIM_ON_HOST);
+  CU_ASSERT_DOUBLE_EQUAL(b.fresh, c.fresh, 1e-6);      /* Zoltan's scratch: once a call, the share's */
+  CU_ASSERT(c.fresh > 0.0);
+  /* charged on c-2: compute and traffic on one core, and the scratch at first_touch_bw */
+  sim_host_t h = sim_test_self();
+  double t = sim_test_charge(&q);
+  SIM_ASSERT_CLOSE(t - c.fresh / h.first_touch_bw,
+                   sim_membus_time(&h, sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate), 1,
+                                   sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw),
+                                   h.core_bw, 0.0, sim_cost_streaming(&c)),
+                   1e-9);
 
   dem_work_t neg = {.kind = DEM_WORK_PACK, .bytes = -1};
   CU_ASSERT_EQUAL(sim_cost_of(&neg, &a), -1);
@@ -184,7 +195,8 @@ static void test_first_touch(void)
   sim_cost_t c;
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
   CU_ASSERT_EQUAL(c.place, SIM_ON_OS);
-  CU_ASSERT_DOUBLE_EQUAL(c.bytes, 1073741824.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(c.fresh, 1073741824.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(c.bytes, 0.0, 1e-12); /* no memory traffic */
   SIM_ASSERT_CLOSE(sim_test_charge(&w), 1073741824.0 / h.first_touch_bw, 1e-12);
   CU_ASSERT_STRING_EQUAL(dem_clock_kind_name(DEM_WORK_FIRST_TOUCH), "first_touch");
 }
