@@ -138,6 +138,22 @@ def kernel_scaling(pr, plat, exe, reps=5, side=60):
     return dict(kernel_best_1core_s=best1, kernel_scaling=best1 / pr["kernel_best_s"])
 
 
+def core_times(plat, exe, reps=5, side=50):
+    """The contact-force kernel on CPU 0, then on CPU 1 (one PoCL thread, best of reps, s): run
+    right before a 2-rank measurement, it says whether the two cores were as fast as each other
+    then (the 2-rank predictions assume they are; a neighbour on the host can slow one)."""
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    out = []
+    for cpu in (0, 1):
+        p = sh(["taskset", "-c", str(cpu), exe, "--platform", plat, "--host", "local-0", "--sizes", str(side),
+                "--packings", "contact", "--reps", str(reps)], env=env)
+        if p.returncode:
+            return None
+        row = next(l for l in p.stdout.splitlines() if l.startswith("contact") and " forces_all " in l)
+        out.append(float(row.replace("|", " ").split()[9]) * 1e-6)
+    return out
+
+
 def calibrated_platform(pr, path):
     """platforms/local.xml rebuilt with the measured figures, plus local-1half."""
     import make_platforms as mp
@@ -423,8 +439,10 @@ def main():
             print(f"hardware.py: native, 2 ranks (one per core), particles {reg}, repeat {i + 1}/{repeats}", flush=True)
             d = os.path.join(out, f"native-2rank-{reg}-{i}")
             app = [a.native, "run", cfg2r[reg], "--policy", "NOW", "--out", d, "--quiet"]
+            cores = core_times(plat, a.calibrate_cost) if os.access(a.calibrate_cost, os.X_OK) else None
             two[reg].append(run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1", "taskset",
                                                  "-c", "1"] + app, d, log, env1, cores=2))
+            two[reg][-1]["_core_times"] = cores
         n2[reg] = best_of(two[reg])
 
     # --- native: emulated heterogeneity ---------------------------------------------------------
@@ -538,6 +556,12 @@ def main():
         notes.append(spread(f"native, particles {reg}, no stress", base[reg]))
         notes.append(spread(f"native, particles {reg}, with stress-ng --vm", stressed[reg]))
         notes.append(spread(f"native, 2 ranks (one per core), particles {reg}", two[reg]))
+    for reg in regimes:
+        seen = [(r["_core_times"], load_of(r, 1) / load_of(r, 0)) for r in two[reg] if r.get("_core_times")]
+        if seen:
+            notes.append(f"The two cores right before each 2-rank {reg} run (contact-force kernel alone on CPU 0 / "
+                         "CPU 1, ms; the predictions assume them equal) and the run's load ratio rank 1 / rank 0: "
+                         + "; ".join(f"{t[0] * 1e3:.1f} / {t[1] * 1e3:.1f} ms, ranks {q:.2f}" for t, q in seen) + ".")
     for pol, runs in emu_runs.items():
         notes.append(spread(f"native, 2 ranks, {pol}", runs))
     if a.emulate and a.emulate_with == "throttle":
