@@ -575,7 +575,11 @@ def main():
                      "local-1half (half the core rate, half the per-core bandwidth).")
     shares = {f"1 rank {reg}": [r["_cpu_share"] for r in base[reg] + stressed[reg]] for reg in regimes}
     shares.update({f"2 ranks {pol}": [r["_cpu_share"] for r in runs] for pol, runs in emu_runs.items()})
+    core_seen = {reg: [dict(cpu0_s=r["_core_times"][0], cpu1_s=r["_core_times"][1],
+                            load_ratio=load_of(r, 1) / load_of(r, 0)) for r in two[reg] if r.get("_core_times")]
+                 for reg in regimes}
     res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=notes, cpu_share=shares,
+               core_times=core_seen,
                setup=f"Machine: {ncpu} cores; native build `{a.native}`, SMPI build `{a.demsim}`.",
                wall_s=time.time() - t_start)
     # keep every invocation's figures: on a shared machine their spread is part of the result

@@ -839,6 +839,19 @@ def assessment(data, hw):
                        "factor of the others' utilisation; on this virtual machine the two cores are a small slice "
                        "of a large socket, whose real utilisation the probe cannot see. The spread between median "
                        "and fastest runs is the noise of this shared machine.")
+        ct = [c for runs in hw.get("core_times", {}).values() for c in runs]
+        if ct:
+            ratios = [c["cpu0_s"] / c["cpu1_s"] for c in ct]
+            two = [f"{w.split(':')[0]} {c['error']:+.0f} %" for w, c in comp.items()
+                   if w.startswith("2 ranks (one per core)") and "second estimate" not in w and c.get("error") is not None]
+            out.append("The two cores: right before each 2-rank run the contact kernel ran alone on CPU 0, then on "
+                       f"CPU 1; CPU 0 took {min(ratios):.2f} to {max(ratios):.2f} x CPU 1's time, and the runs' "
+                       "load ratio rank 1 / rank 0 was "
+                       + ", ".join(f"{c['load_ratio']:.2f}" for c in ct) + " (equal cores give 1). The platform "
+                       "describes two equal one-core containers, so a 2-rank run in which one core is slowed by a "
+                       "neighbour on the host waits for it at every ghost exchange, and the prediction misses by that "
+                       "core's share" + (f" ({'; '.join(two)})" if two else "") + "; BENCHMARKS.md has the per-core "
+                       "measurements.")
         lr = next((c for w, c in comp.items() if w.startswith("load ratio")), None)
         sh = [x for k, v in hw.get("cpu_share", {}).items() if k.startswith("2 ranks") for x in v]
         if lr:
