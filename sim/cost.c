@@ -60,14 +60,14 @@
  * 143 ns per particle there. Without them: 159, 223, 342, 290 ns, 80, 74, 86, 58 ns per
  * particle-level, 75 on average. (rcbprobe's own calls, without the solver's weights and
  * callbacks, take 196-213 ns per particle at 4-16 parts, idle, 2026-12-05, of which the faults
- * are 143: the solver's configuration costs more, and its figures are kept.) RCB is not a streaming loop (callbacks, median iterations):
- * its time follows the core's clock, so it is charged as compute: 75 ns x 3.28 GHz (that
- * machine's clock, validation/hardware.py's probe) = 246 cycles, in the platforms' flops at
- * KERNEL_FLOPS_PER_CYCLE = 2.41 flops per cycle (platforms/make_platforms.py): 600 flops. Beside
- * it the dots' coordinates, weight and ids are read at every level (48 B), and the scratch is
- * new memory, at the host's first_touch_bw (a bare-metal host maps it ten times faster than
- * that VM). (Charged before as 1,200 flops with the faults inside, and before that as 1,300 B of
- * memory traffic, 120 ns at 11 GB/s.) */
+ * are 143: the solver's configuration costs more, and its figures are kept.) RCB is not a
+ * streaming loop (callbacks, median iterations): its time follows the core's clock, so it is
+ * charged as compute: 75 ns x 3.28 GHz (that machine's clock, validation/hardware.py's probe) =
+ * 246 cycles, in the platforms' flops at KERNEL_FLOPS_PER_CYCLE = 2.41 flops per cycle
+ * (platforms/make_platforms.py): 600 flops. Beside it the dots' coordinates, weight and ids are
+ * read at every level (48 B), and the scratch is new memory, at the host's first_touch_bw (a
+ * bare-metal host maps it ten times faster than that VM). (Charged before as 1,200 flops with
+ * the faults inside, and before that as 1,300 B of memory traffic, 120 ns at 11 GB/s.) */
 #define RCB_FLOPS_PER_PARTICLE_LEVEL 600.0
 #define RCB_FRESH_BYTES_PER_PARTICLE 53.0
 #define RCB_BYTES_PER_PARTICLE_LEVEL 48.0
@@ -216,17 +216,18 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
   if (bad(w->particles) || bad(w->pairs) || bad(w->contacts) || bad(w->bytes) || bad(w->ranks))
     return -1;
   double n[N_COUNTS] = {w->particles, w->pairs, w->contacts, w->bytes};
-  if (w->kind == DEM_WORK_PARTITION) {
-    /* `particles` is the global count: every rank handles its share at each of the
-     * ceil(log2(ranks)) bisection levels, plus one pass to build the dots. */
-    double ranks = w->ranks >= 1.0 ? w->ranks : 1.0;
-    n[0] = w->particles / ranks * (ceil(log2(ranks)) + 1.0);
-  }
   const coef_t *k = &table[w->kind];
   const traffic_coef_t *t = &traffic[w->kind];
   *c = (sim_cost_t){.place = k->place, .particles = w->particles};
   if (w->kind == DEM_WORK_FIRST_TOUCH) c->fresh = w->bytes;
-  if (w->kind == DEM_WORK_PARTITION) c->fresh = RCB_FRESH_BYTES_PER_PARTICLE * w->particles / (w->ranks >= 1.0 ? w->ranks : 1.0);
+  if (w->kind == DEM_WORK_PARTITION) {
+    /* `particles` is the global count: every rank handles its share at each of the
+     * ceil(log2(ranks)) bisection levels, plus one pass to build the dots, in scratch that is
+     * new memory every call. */
+    double ranks = w->ranks >= 1.0 ? w->ranks : 1.0;
+    n[0] = w->particles / ranks * (ceil(log2(ranks)) + 1.0);
+    c->fresh = RCB_FRESH_BYTES_PER_PARTICLE * w->particles / ranks;
+  }
   for (int i = 0; i < N_COUNTS; i++) {
     c->flops += k->f[i] * n[i];
     c->bytes += k->b[i] * n[i];

@@ -121,37 +121,38 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
                 kernel_rate=rate, clock_hz=clock, kernel_flops_per_cycle=rate / clock)
 
 
-def kernel_scaling(pr, plat, exe, reps=5, side=60):
-    """The same contact-force kernel on one core (core 0, one PoCL thread): how much faster both
-    cores run it (2.00 on 2 cores when they do not slow each other; a VM whose cores share a
-    physical core or are taken by other guests gives less). The 2-rank predictions assume the
-    cores independent, so this bounds how far those checks can agree."""
+def kernel_1core(plat, exe, cpu, reps, side):
+    """The contact-force kernel on one core (one PoCL thread, pinned to `cpu` where taskset
+    exists): its best time over reps, s; None when calibrate_cost fails (its output in the
+    second value)."""
     env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
     taskset = shutil.which("taskset")
-    cmd = ([taskset, "-c", "0"] if taskset else []) + [exe, "--platform", plat, "--host", "local-0", "--sizes",
-                                                      str(side), "--packings", "contact", "--reps", str(reps)]
+    cmd = ([taskset, "-c", str(cpu)] if taskset else []) + [exe, "--platform", plat, "--host", "local-0", "--sizes",
+                                                           str(side), "--packings", "contact", "--reps", str(reps)]
     p = sh(cmd, env=env)
     if p.returncode:
-        raise SystemExit(f"hardware.py: calibrate_cost on one core failed:\n{p.stdout}")
+        return None, p.stdout
     row = next(l for l in p.stdout.splitlines() if l.startswith("contact") and " forces_all " in l)
-    best1 = float(row.replace("|", " ").split()[9]) * 1e-6
+    return float(row.replace("|", " ").split()[9]) * 1e-6, p.stdout
+
+
+def kernel_scaling(pr, plat, exe, reps=5, side=60):
+    """The same contact-force kernel on one core (core 0): how much faster both cores run it (2.00
+    on 2 cores when they do not slow each other; a VM whose cores share a physical core or are
+    taken by other guests gives less). The 2-rank predictions assume the cores independent, so
+    this bounds how far those checks can agree."""
+    best1, text = kernel_1core(plat, exe, 0, reps, side)
+    if best1 is None:
+        raise SystemExit(f"hardware.py: calibrate_cost on one core failed:\n{text}")
     return dict(kernel_best_1core_s=best1, kernel_scaling=best1 / pr["kernel_best_s"])
 
 
 def core_times(plat, exe, reps=5, side=50):
-    """The contact-force kernel on CPU 0, then on CPU 1 (one PoCL thread, best of reps, s): run
-    right before a 2-rank measurement, it says whether the two cores were as fast as each other
-    then (the 2-rank predictions assume they are; a neighbour on the host can slow one)."""
-    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
-    out = []
-    for cpu in (0, 1):
-        p = sh(["taskset", "-c", str(cpu), exe, "--platform", plat, "--host", "local-0", "--sizes", str(side),
-                "--packings", "contact", "--reps", str(reps)], env=env)
-        if p.returncode:
-            return None
-        row = next(l for l in p.stdout.splitlines() if l.startswith("contact") and " forces_all " in l)
-        out.append(float(row.replace("|", " ").split()[9]) * 1e-6)
-    return out
+    """The contact-force kernel on CPU 0, then on CPU 1 (s): run right before a 2-rank
+    measurement, it says whether the two cores were as fast as each other then (the 2-rank
+    predictions assume they are; a neighbour on the host can slow one). None on failure."""
+    times = [kernel_1core(plat, exe, cpu, reps, side)[0] for cpu in (0, 1)]
+    return None if None in times else times
 
 
 def calibrated_platform(pr, path):
