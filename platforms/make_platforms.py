@@ -263,7 +263,7 @@ def platform(zone, header, nodes, net=NET, wan=None):
         routes.append(f'    <route src="{n["name"]}-bridge" dst="{n.get("switch", "switch")}">'
                       f'<link_ctn id="{n["name"]}-nic" direction="UP"/></route>')
         for c in n["containers"]:
-            out += host_xml(c["host"], n["flops"], c["cores"], c["props"])
+            out += host_xml(c["host"], c.get("flops", n["flops"]), c["cores"], c["props"])
             out.append(f'    <link id="{c["host"]}-veth" bandwidth="{net["veth_bw"]}" '
                        f'latency="{net["veth_lat"]}" sharing_policy="SPLITDUPLEX"/>')
             routes.append(f'    <route src="{c["host"]}" dst="{n["name"]}-bridge">'

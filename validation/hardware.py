@@ -20,6 +20,14 @@
    and half the per-core bandwidth: the time-share of a core). Reported: total times, the gain of
    RW, the load ratio of the two ranks under NOW.
 
+4. Core watch: right before and right after each native run, the contact-force kernel alone on
+   each core the run uses (calibrate_cost, one PoCL thread, pinned). A neighbour on the host can
+   slow one core of this virtual machine for minutes; the best time of the check is the core
+   undisturbed, and each core's share around a run is that best over its mean time then. Every
+   group is predicted twice: on the calibrated platform (the cores at their best), and on a
+   platform giving each core its share around the median run (rate, per-core bandwidth, gathers,
+   divider and page faults, as local-1half gets half): 'cores as measured around the run'.
+
 Each native measurement is repeated (--repeats, default 5) and the median run kept; the spread,
 the load average before each run and the CPU share the run's processes obtained are reported (on
 a machine shared with other users they decide whether the comparison means anything).
@@ -147,17 +155,52 @@ def kernel_scaling(pr, plat, exe, reps=5, side=60):
     return dict(kernel_best_1core_s=best1, kernel_scaling=best1 / pr["kernel_best_s"])
 
 
-def core_times(plat, exe, reps=5, side=50):
-    """The contact-force kernel on CPU 0, then on CPU 1 (s): run right before a 2-rank
-    measurement, it says whether the two cores were as fast as each other then (the 2-rank
-    predictions assume they are; a neighbour on the host can slow one). None on failure."""
-    times = [kernel_1core(plat, exe, cpu, reps, side)[0] for cpu in (0, 1)]
-    return None if None in times else times
+class CoreWatch:
+    """The contact-force kernel alone on each core a native run uses, right before and right after
+    the run (calibrate_cost, one PoCL thread, pinned). A neighbour on the host can slow one of
+    this virtual machine's cores for minutes; the best time seen in the whole check is the core
+    undisturbed, and a core's share during a run is that best time over its mean time around the
+    run (1: as fast as it gets). Disabled (no shares) when calibrate_cost is not built."""
+
+    def __init__(self, plat, exe, reps=5, side=50):
+        self.plat, self.reps, self.side = plat, reps, side
+        self.exe = exe if os.access(exe, os.X_OK) else None
+
+    def times(self, cpus):
+        if not self.exe:
+            return {}
+        t = {cpu: kernel_1core(self.plat, self.exe, cpu, self.reps, self.side)[0] for cpu in cpus}
+        return {} if None in t.values() else t
+
+    def around(self, run, cpus):
+        """run() between two measurements of `cpus`; its summary gets _cores {cpu: [before, after]}."""
+        before = self.times(cpus)
+        s = run()
+        after = self.times(cpus)
+        s["_cores"] = {str(c): [before[c], after[c]] for c in cpus if c in before and c in after}
+        return s
 
 
-def calibrated_platform(pr, path):
-    """platforms/local.xml rebuilt with the measured figures, plus local-1half."""
+def core_best(groups):
+    """The best (shortest) core time of the check: the core undisturbed."""
+    t = [x for runs in groups.values() for r in runs for v in r.get("_cores", {}).values() for x in v]
+    return min(t) if t else None
+
+
+def core_shares(run, best):
+    """{cpu: share} of a run's cores: the best core time over the core's mean time around the run."""
+    if not best:
+        return {}
+    return {int(c): min(1.0, best / (sum(v) / len(v))) for c, v in run.get("_cores", {}).items()}
+
+
+def calibrated_platform(pr, path, shares=None, why=None):
+    """platforms/local.xml rebuilt with the measured figures, plus local-1half. shares {cpu: s}:
+    core cpu (host local-<cpu>) gets s of its rate, per-core bandwidth, gathers, divider and
+    page-fault rate, as a core time-shared with something else (local-1half: 0.5 of core 1's
+    share); why: a line for the header saying what the shares are."""
     import make_platforms as mp
+    shares = shares or {}
     bw, core_bw, peak = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"]), pr["flops_1core"]
     # the probe's FMA loop gives the core's peak; the DEM kernels run at KERNEL_FLOPS_PER_CYCLE
     # per clock cycle (make_platforms.py), the clock being peak / 32 flop per cycle (AVX-512 FMA
@@ -175,22 +218,24 @@ def calibrated_platform(pr, path):
         "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
         "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
     ]
-    node = mp.simple_node("local", "local", bw, flops, core_bw,
-                          [("local-0", 1, "local-1core"), ("local-1", 1, "local-1core"),
-                           ("local", 2, "local-2core")],
+    if why:
+        header += ["", why] + [f"local-{c}: {s:.3f} of the core (rate, per-core bandwidth, gathers, divider, page faults)."
+                               for c, s in sorted(shares.items())]
+
+    def core(host, cname, cores, s):
+        return dict(host=host, cores=cores, flops=flops * s,
+                    props=mp.container_props(cname, "local", "local", core_bw * s, latency=mp.CPU_LAUNCH_LATENCY,
+                                             llc=mp.LOCAL_LLC, cores=cores, gather=pr["gather_1core"] * s,
+                                             divider=pr["divider_1core"] * s, first_touch=pr["first_touch"] * s))
+    node = mp.simple_node("local", "local", bw, flops, core_bw, [("local", 2, "local-2core")],
                           ["the machine: node 'local', memory bus local-membus"],
                           latency=mp.CPU_LAUNCH_LATENCY, llc=mp.LOCAL_LLC, gather=pr["gather_1core"],
                           divider=pr["divider_1core"], first_touch=pr["first_touch"])
-    half = dict(host="local-1half", cores=1,
-                props=mp.container_props("local-1half", "local", "local", core_bw / 2, latency=mp.CPU_LAUNCH_LATENCY,
-                                         llc=mp.LOCAL_LLC, gather=pr["gather_1core"] / 2,
-                                         divider=pr["divider_1core"] / 2, first_touch=pr["first_touch"] / 2))
-    node["containers"].append(half)
-    xml = mp.platform("local", header, [node])
-    # platform() gives every container of a node the node's core rate: halve local-1half's
-    xml = xml.replace(f'<host id="local-1half" speed="{flops:.6g}f"', f'<host id="local-1half" speed="{flops / 2:.6g}f"')
+    node["containers"][:0] = [core("local-0", "local-1core", 1, shares.get(0, 1.0)),
+                              core("local-1", "local-1core", 1, shares.get(1, 1.0))]
+    node["containers"].append(core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0)))
     with open(path, "w") as f:
-        f.write(xml)
+        f.write(mp.platform("local", header, [node]))
     return path
 
 
@@ -336,7 +381,12 @@ def load_of(s, rank):
     return next(r["load_s"] for r in s["per_rank"] if r["rank"] == rank)
 
 
-def main():
+REGIMES = {"contact": 1.001, "apart": 0.99}
+VM_ACTOR = '{ host = "local-1"; kind = "vm"; workers = 1; bytes = 1.0e9; }'
+HOG = ["taskset", "-c", "1", "stress-ng", "--quiet", "--cpu", "1", "--cpu-method", "fft"]
+
+
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(TOP, "out", "hardware"))
     ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
@@ -352,31 +402,23 @@ def main():
     ap.add_argument("--emulate-with", choices=["throttle", "hog"], default="throttle",
                     help="how rank 1 gets half a core: SIGSTOP/SIGCONT duty cycle (default), or a CPU hog on its core")
     a = ap.parse_args()
-    particles = a.particles or (4000 if a.quick else 20000)
-    steps = a.steps or (100 if a.quick else 400)
-    repeats = a.repeats or (1 if a.quick else 5)
-    every = max(steps // 4, 1)
-    metrics_every = max(every // 5, 1)
-    out = os.path.abspath(a.out)
-    os.makedirs(out, exist_ok=True)
-    log = os.path.join(out, "hardware.log")
-    open(log, "w").close()
-    ncpu = os.cpu_count() or 1
-    if ncpu < 2:
-        raise SystemExit("hardware.py: needs at least two cores (one for the DEM rank, one for the co-located load)")
-    for exe in (a.demsim, a.native):
-        if not os.access(exe, os.X_OK):
-            raise SystemExit(f"hardware.py: {exe}: not built")
-    t_start = time.time()
-    cmdline = " ".join(["validation/hardware.py"] + sys.argv[1:])
+    a.particles = a.particles or (4000 if a.quick else 20000)
+    a.steps = a.steps or (100 if a.quick else 400)
+    a.repeats = a.repeats or (1 if a.quick else 5)
+    a.every = max(a.steps // 4, 1)
+    a.out = os.path.abspath(a.out)
+    return a
 
+
+def probe_phase(a, out, ncpu):
+    """The probe, the calibrated platform and the kernel's own rate (calibrate_cost)."""
     print("hardware.py: probe", flush=True)
     exe = build_probe(out)
-    pr = probe(exe, repeats, ncpu, 64 if a.quick else 256)
+    pr = probe(exe, a.repeats, ncpu, 64 if a.quick else 256)
     with Background(VM):
         pr["bw_1core_next_to_vm"] = max(
             json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(64 if a.quick else 256)]).stdout)
-            ["triad_bus_Bps"] for _ in range(repeats))
+            ["triad_bus_Bps"] for _ in range(a.repeats))
     plat = calibrated_platform(pr, os.path.join(out, "local-calibrated.xml"))
     print(f"hardware.py: triad 1 core {pr['bw_1core'] / 1e9:.2f} GB/s, {ncpu} cores {pr['bw_allcore'] / 1e9:.2f} GB/s "
           f"(bus traffic), missed gathers {pr['gather_1core'] / 1e9:.2f} GB/s per core, lattice gathers "
@@ -390,108 +432,109 @@ def main():
               f" (make_platforms.py: {__import__('make_platforms').KERNEL_FLOPS_PER_CYCLE})", flush=True)
         pr.update(kernel_scaling(pr, plat, a.calibrate_cost))
         print(f"hardware.py: the same kernel on both cores {pr['kernel_scaling']:.2f} x faster than on one", flush=True)
-    if a.calibrate_only:
-        with open(os.path.join(out, "calibration.json"), "w") as f:
-            json.dump(pr, f, indent=1)
-        return
+    return pr, plat
 
-    # two regimes: particles in contact (the study's benchmark: contact forces dominate) and apart
-    # (no contact: the kernels stream particle data, the memory-bound end)
-    regimes = {"contact": 1.001, "apart": 0.99}
-    cfg1, cfg1s = {}, {}
-    for reg, ratio in regimes.items():
-        cfg1[reg] = scenario(os.path.join(out, f"hw-1rank-{reg}.cfg"), f"hw-1rank-{reg}", plat, ["local-0"], particles,
-                             steps, every, metrics_every, ratio=ratio)
-        cfg1s[reg] = scenario(os.path.join(out, f"hw-1rank-{reg}-vm.cfg"), f"hw-1rank-{reg}-vm", plat, ["local-0"],
-                              particles, steps, every, metrics_every,
-                              '{ host = "local-1"; kind = "vm"; workers = 1; bytes = 1.0e9; }', ratio=ratio)
-    cfg2r = {reg: scenario(os.path.join(out, f"hw-2rank-{reg}.cfg"), f"hw-2rank-{reg}", plat, ["local-0", "local-1"],
-                           particles, steps, every, metrics_every, ratio=ratio) for reg, ratio in regimes.items()}
-    cfg2 = scenario(os.path.join(out, "hw-2rank.cfg"), "hw-2rank", plat, ["local-0", "local-1half"], particles,
-                    steps, every, metrics_every)
+
+def run_specs(emulate):
+    """The measured groups, in the order they run: name -> hosts (the model), cores (native),
+    stress, diameter ratio, policy. Particles 'in contact' is the study's benchmark (contact forces
+    dominate); 'apart' has no contact (the kernels stream particle data: the memory-bound end)."""
+    specs = {}
+    for reg, ratio in REGIMES.items():
+        specs[f"1rank-{reg}"] = dict(cfg=f"hw-1rank-{reg}", hosts=["local-0"], cpus=[0], ratio=ratio)
+        specs[f"1rank-{reg}-vm"] = dict(cfg=f"hw-1rank-{reg}-vm", hosts=["local-0"], cpus=[0], ratio=ratio,
+                                        stress=VM_ACTOR)
+    for reg, ratio in REGIMES.items():
+        specs[f"2rank-{reg}"] = dict(cfg=f"hw-2rank-{reg}", hosts=["local-0", "local-1"], cpus=[0, 1], ratio=ratio)
+    if emulate:
+        for pol in ("NOW", "RW"):
+            specs[f"2rank-{pol}"] = dict(cfg="hw-2rank", hosts=["local-0", "local-1half"], cpus=[0, 1], ratio=1.001,
+                                         policy=pol, emulated=True)
+    return specs
+
+
+def write_scenario(a, out, spec, plat, suffix=""):
+    name = spec["cfg"] + suffix
+    return scenario(os.path.join(out, name + ".cfg"), name, plat, spec["hosts"], a.particles, a.steps, a.every,
+                    max(a.every // 5, 1), spec.get("stress"), ratio=spec["ratio"])
+
+
+def native_run(a, name, spec, cfg, i, out, log, watch):
+    """One native measurement of a group, between two measurements of its cores."""
     env1 = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
-    vm = VM
-    hog = ["taskset", "-c", "1", "stress-ng", "--quiet", "--cpu", "1", "--cpu-method", "fft"]
-
-    # --- native: memory stress ----------------------------------------------------------------
-    base, stressed, nb, ns = {}, {}, {}, {}
-    for reg in regimes:
-        base[reg], stressed[reg] = [], []
-        for i in range(repeats):
-            print(f"hardware.py: native, 1 rank, particles {reg}, repeat {i + 1}/{repeats}: without and with "
-                  "stress-ng --vm", flush=True)
-            d = os.path.join(out, f"native-1rank-{reg}-{i}")
-            base[reg].append(run_native(["taskset", "-c", "0", a.native, "run", cfg1[reg], "--out", d, "--quiet"], d,
-                                        log, env1))
-            d = os.path.join(out, f"native-1rank-{reg}-vm-{i}")
-            with Background(vm):
-                stressed[reg].append(run_native(["taskset", "-c", "0", a.native, "run", cfg1[reg], "--out", d,
-                                                 "--quiet"], d, log, env1))
-        nb[reg], ns[reg] = best_of(base[reg]), best_of(stressed[reg])
-
-    # --- native: two ranks, one per core (one PoCL thread each), both on the one memory bus --------
+    d = os.path.join(out, f"native-{name}-{i}")
+    app = [a.native, "run", cfg, "--policy", spec.get("policy", "NOW"), "--out", d, "--quiet"]
+    if len(spec["cpus"]) == 1:
+        def run():
+            with Background(VM if spec.get("stress") else None):
+                return run_native(["taskset", "-c", "0"] + app, d, log, env1)
+        return watch.around(run, spec["cpus"])
     mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-x", "POCL_MAX_PTHREAD_COUNT=1"]
     if os.geteuid() == 0:
         mpirun.insert(1, "--allow-run-as-root")
-    n2, two = {}, {}
-    for reg in regimes:
-        two[reg] = []
-        for i in range(repeats):
-            print(f"hardware.py: native, 2 ranks (one per core), particles {reg}, repeat {i + 1}/{repeats}", flush=True)
-            d = os.path.join(out, f"native-2rank-{reg}-{i}")
-            app = [a.native, "run", cfg2r[reg], "--policy", "NOW", "--out", d, "--quiet"]
-            cores = core_times(plat, a.calibrate_cost) if os.access(a.calibrate_cost, os.X_OK) else None
-            two[reg].append(run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1", "taskset",
-                                                 "-c", "1"] + app, d, log, env1, cores=2))
-            two[reg][-1]["_core_times"] = cores
-        n2[reg] = best_of(two[reg])
+    cmd = mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1", "taskset", "-c", "1"] + app
+    if not spec.get("emulated"):
+        return watch.around(lambda: run_native(cmd, d, log, env1, cores=2), spec["cpus"])
+    pidfile = os.path.join(out, f"rank1-{spec['policy']}-{i}.pid")
+    rank1 = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "sh", "taskset", "-c", "1"] + app
+    cmd = mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1"] + rank1
 
-    # --- native: emulated heterogeneity ---------------------------------------------------------
-    emu, emu_runs = {}, {}
-    if a.emulate:
-        mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-x", "POCL_MAX_PTHREAD_COUNT=1"]
-        if os.geteuid() == 0:
-            mpirun.insert(1, "--allow-run-as-root")
-        for pol in ("NOW", "RW"):
-            runs = []
-            for i in range(repeats):
-                print(f"hardware.py: native, 2 ranks (rank 1 on half a core), {pol}, repeat {i + 1}/{repeats}", flush=True)
-                d = os.path.join(out, f"native-2rank-{pol}-{i}")
-                app = [a.native, "run", cfg2, "--policy", pol, "--out", d, "--quiet"]
-                pidfile = os.path.join(out, f"rank1-{pol}-{i}.pid")
-                rank1 = ["sh", "-c", f'echo $$ > {pidfile}; exec "$@"', "sh", "taskset", "-c", "1"] + app
-                if a.emulate_with == "hog":
-                    with Background(hog):
-                        r = run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1"] + rank1,
-                                       d, log, env1, cores=2)
-                else:
-                    with Throttle(pidfile, 0.5) as th:
-                        r = run_native(mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1"] + rank1,
-                                       d, log, env1, cores=2)
-                    r["_throttle_share"] = th.realised()
-                runs.append(r)
-            emu[pol] = best_of(runs)
-            emu_runs[pol] = runs
+    def emulated():
+        if a.emulate_with == "hog":
+            with Background(HOG):
+                return run_native(cmd, d, log, env1, cores=2)
+        with Throttle(pidfile, 0.5) as th:
+            r = run_native(cmd, d, log, env1, cores=2)
+        r["_throttle_share"] = th.realised()
+        return r
+    return watch.around(emulated, spec["cpus"])
 
-    # --- SMPI predictions on the calibrated platform ---------------------------------------------
+
+def native_phase(a, specs, cfgs, out, log, watch):
+    """Every group's repeats; 1-rank groups interleave their runs without and with stress."""
+    runs = {name: [] for name in specs}
+    order = []
+    for reg in REGIMES:
+        order += [[f"1rank-{reg}", f"1rank-{reg}-vm"]]
+    order += [[name] for name in specs if not name.startswith("1rank")]
+    for names in order:
+        for i in range(a.repeats):
+            for name in names:
+                print(f"hardware.py: native, {name}, repeat {i + 1}/{a.repeats}", flush=True)
+                runs[name].append(native_run(a, name, specs[name], cfgs[name], i, out, log, watch))
+    return runs
+
+
+def predict_phase(a, pr, specs, cfgs, out, log, med, best):
+    """The SMPI predictions: each group on the calibrated platform; the second estimate (kernels
+    measured here) of the 1- and 2-rank groups; each group again on a platform with its median
+    run's core shares (cores as measured around that run)."""
+    import make_platforms as mp
     print("hardware.py: SMPI predictions", flush=True)
-    pred = {}
-    jobs = [(f"1rank-{reg}", cfg1[reg], []) for reg in regimes] + [(f"1rank-{reg}-vm", cfg1s[reg], []) for reg in regimes]
-    jobs += [(f"2rank-{reg}", cfg2r[reg], ["--policy", "NOW"]) for reg in regimes]
-    if a.emulate:
-        jobs += [("2rank-NOW", cfg2, ["--policy", "NOW"]), ("2rank-RW", cfg2, ["--policy", "RW"])]
+    jobs = [(name, cfgs[name], ["--policy", spec.get("policy", "NOW")]) for name, spec in specs.items()]
     # the second estimate (device.cost = measured): the kernels timed here and scaled by speed; this
     # machine's speed in the platforms' unit is the calibrated platform's own (clock x the constant)
-    import make_platforms as mp
     local_speed = pr["clock_hz"] * mp.KERNEL_FLOPS_PER_CYCLE
     measured_opts = ["--set", "device.cost=measured", "--set", f"device.local_speed={local_speed:.6g}"]
-    jobs += [(f"1rank-{reg}-measured", cfg1[reg], measured_opts) for reg in regimes]
-    jobs += [(f"2rank-{reg}-measured", cfg2r[reg], ["--policy", "NOW"] + measured_opts) for reg in regimes]
+    jobs += [(f"{n}-measured", cfgs[n], ["--policy", "NOW"] + measured_opts) for n in specs
+             if not n.endswith("-vm") and not specs[n].get("emulated")]
+    for name, spec in specs.items():
+        sh_ = core_shares(med[name], best)
+        if not sh_:
+            continue
+        plat = calibrated_platform(pr, os.path.join(out, f"local-asrun-{name}.xml"), sh_,
+                                   f"Cores as measured around the median run of {name} (hardware.py's core watch):")
+        cfg = write_scenario(a, out, spec, plat, f"-asrun-{name.split('-')[-1]}" if spec.get("emulated") else "-asrun")
+        jobs.append((f"{name}-asrun", cfg, ["--policy", spec.get("policy", "NOW")]))
+    pred = {}
     for name, cfg, extra in jobs:
         d = os.path.join(out, f"smpi-{name}")
         pred[name] = run_native([a.demsim, "run", cfg, "--out", d, "--quiet"] + extra, d, log)
+    return pred
 
-    # --- comparisons ------------------------------------------------------------------------------
+
+def comparisons(pr, specs, runs, med, pred):
+    import make_platforms as mp
     C = []
 
     def add(what, unit, m, p, kind="relative"):
@@ -505,92 +548,101 @@ def main():
         (bound if bound < node / 2 else node - core if core < node / 2 else node / 2)
     add("triad bandwidth of core 0 next to stress-ng --vm on core 1", "GB/s", pr["bw_1core_next_to_vm"] / 1e9,
         share / 1e9)
-    for reg in regimes:
-        p0, p1 = pred[f"1rank-{reg}"], pred[f"1rank-{reg}-vm"]
-        add(f"1 rank, particles {reg}: total time, no stress", "s", nb[reg]["sim_time_s"], p0["sim_time_s"])
-        add(f"1 rank, particles {reg}: total time, stress-ng --vm on the other core", "s", ns[reg]["sim_time_s"],
-            p1["sim_time_s"])
+    t = lambda name, p=pred: (med[name]["sim_time_s"], p[name]["sim_time_s"])  # noqa: E731
+    for reg in REGIMES:
+        b, v = f"1rank-{reg}", f"1rank-{reg}-vm"
+        add(f"1 rank, particles {reg}: total time, no stress", "s", *t(b))
+        add(f"1 rank, particles {reg}: total time, stress-ng --vm on the other core", "s", *t(v))
         add(f"1 rank, particles {reg}: stressed rank's slowdown (load with / without)", "x",
-            load_of(ns[reg], 0) / load_of(nb[reg], 0), load_of(p1, 0) / load_of(p0, 0))
+            load_of(med[v], 0) / load_of(med[b], 0), load_of(pred[v], 0) / load_of(pred[b], 0))
         # the same from the fastest runs: how much the noise of a shared machine moves the figure
-        C[-1]["measured_fastest"] = min(load_of(r, 0) for r in stressed[reg]) / min(load_of(r, 0) for r in base[reg])
-        add(f"1 rank, particles {reg}: throughput, no stress", "particle-steps/s", nb[reg]["particle_steps_per_s"],
-            p0["particle_steps_per_s"])
-        C[-1]["measured_fastest"] = max(r["particle_steps_per_s"] for r in base[reg])
-    for reg in regimes:
-        add(f"2 ranks (one per core), particles {reg}: total time", "s", n2[reg]["sim_time_s"],
-            pred[f"2rank-{reg}"]["sim_time_s"])
-    for reg in regimes:
+        C[-1]["measured_fastest"] = min(load_of(r, 0) for r in runs[v]) / min(load_of(r, 0) for r in runs[b])
+        add(f"1 rank, particles {reg}: throughput, no stress", "particle-steps/s", med[b]["particle_steps_per_s"],
+            pred[b]["particle_steps_per_s"])
+        C[-1]["measured_fastest"] = max(r["particle_steps_per_s"] for r in runs[b])
+    for reg in REGIMES:
+        add(f"2 ranks (one per core), particles {reg}: total time", "s", *t(f"2rank-{reg}"))
+    for reg in REGIMES:
         add(f"1 rank, particles {reg}: total time, second estimate (kernels measured here)", "s",
-            nb[reg]["sim_time_s"], pred[f"1rank-{reg}-measured"]["sim_time_s"])
-        add(f"2 ranks (one per core), particles {reg}: total time, second estimate", "s", n2[reg]["sim_time_s"],
-            pred[f"2rank-{reg}-measured"]["sim_time_s"])
-    if a.emulate:
-        add("2 ranks (one on half a core), total time NOW", "s", emu["NOW"]["sim_time_s"], pred["2rank-NOW"]["sim_time_s"])
-        add("2 ranks (one on half a core), total time RW", "s", emu["RW"]["sim_time_s"], pred["2rank-RW"]["sim_time_s"])
-        add("load ratio rank 1 / rank 0 under NOW", "x", load_of(emu["NOW"], 1) / load_of(emu["NOW"], 0),
-            load_of(pred["2rank-NOW"], 1) / load_of(pred["2rank-NOW"], 0))
-        gm = (emu["NOW"]["sim_time_s"] - emu["RW"]["sim_time_s"]) / emu["NOW"]["sim_time_s"] * 100
-        gp = (pred["2rank-NOW"]["sim_time_s"] - pred["2rank-RW"]["sim_time_s"]) / pred["2rank-NOW"]["sim_time_s"] * 100
+            med[f"1rank-{reg}"]["sim_time_s"], pred[f"1rank-{reg}-measured"]["sim_time_s"])
+        add(f"2 ranks (one per core), particles {reg}: total time, second estimate", "s",
+            med[f"2rank-{reg}"]["sim_time_s"], pred[f"2rank-{reg}-measured"]["sim_time_s"])
+    if "2rank-NOW" in specs:
+        now, rw = med["2rank-NOW"], med["2rank-RW"]
+        pn, pw = pred["2rank-NOW"], pred["2rank-RW"]
+        add("2 ranks (one on half a core), total time NOW", "s", now["sim_time_s"], pn["sim_time_s"])
+        add("2 ranks (one on half a core), total time RW", "s", rw["sim_time_s"], pw["sim_time_s"])
+        add("load ratio rank 1 / rank 0 under NOW", "x", load_of(now, 1) / load_of(now, 0), load_of(pn, 1) / load_of(pn, 0))
+        gm = (now["sim_time_s"] - rw["sim_time_s"]) / now["sim_time_s"] * 100
+        gp = (pn["sim_time_s"] - pw["sim_time_s"]) / pn["sim_time_s"] * 100
         add("gain of RW over NOW", "%", gm, gp, "points")
-        add("lambda under NOW (max interval)", "%", emu["NOW"]["lambda_max_percent"],
-            pred["2rank-NOW"]["lambda_max_percent"], "points")
+        add("lambda under NOW (max interval)", "%", now["lambda_max_percent"], pn["lambda_max_percent"], "points")
+    for name in specs:  # the cores as they were around the median run
+        if f"{name}-asrun" in pred:
+            add(f"{LABELS[name]}: total time, cores as measured around the run", "s", med[name]["sim_time_s"],
+                pred[f"{name}-asrun"]["sim_time_s"])
     for c in C:
         m, p = c["measured"], c["predicted"]
         c["error"] = (p - m) if c["error_kind"] == "points" else ((p - m) / m * 100 if m else None)
+    return C
 
-    allruns = [s for reg in regimes for s in base[reg] + stressed[reg] + two[reg]] + \
-        [r for v in emu_runs.values() for r in v]
+
+LABELS = {"1rank-contact": "1 rank, particles contact, no stress", "1rank-apart": "1 rank, particles apart, no stress",
+          "1rank-contact-vm": "1 rank, particles contact, stress-ng --vm on the other core",
+          "1rank-apart-vm": "1 rank, particles apart, stress-ng --vm on the other core",
+          "2rank-contact": "2 ranks (one per core), particles contact",
+          "2rank-apart": "2 ranks (one per core), particles apart",
+          "2rank-NOW": "2 ranks (one on half a core), NOW", "2rank-RW": "2 ranks (one on half a core), RW"}
+
+
+def make_notes(a, ncpu, specs, runs, best):
+    allruns = [r for v in runs.values() for r in v]
     loads = [s["_loadavg_before"] for s in allruns]
     notes = [
-        f"Problem: {particles} particles, {steps} steps of 1e-8 s, repartition every {every} steps; median of "
-        f"{repeats} native repeats kept; times are the time loop (summary sim_time_s: wall clock natively, simulated "
-        "under SMPI).",
+        f"Problem: {a.particles} particles, {a.steps} steps of 1e-8 s, repartition every {a.every} steps; median of "
+        f"{a.repeats} native repeats kept; times are the time loop (summary sim_time_s: wall clock natively, "
+        "simulated under SMPI).",
         f"Load average before the native runs: {min(loads):.2f} to {max(loads):.2f} on {ncpu} cores; CPU share of the "
         f"DEM processes: {min(r['_cpu_share'] for r in allruns):.2f} to {max(r['_cpu_share'] for r in allruns):.2f} "
         "(1.0: they had their cores to themselves). The median of the repeats is kept.",
-        "Native stress: `" + " ".join(vm) + "`; SMPI: a vm stress actor (1 worker, 1e9 B per activity) on local-1, "
+        "Native stress: `" + " ".join(VM) + "`; SMPI: a vm stress actor (1 worker, 1e9 B per activity) on local-1, "
         "sharing local-membus with the rank. Particles 'in contact' is the study's benchmark (diameter 1.001 x "
         "spacing); 'apart' (0.99) has no contact forces, so its kernels mostly stream particle data.",
     ]
-    for reg in regimes:
-        notes.append(spread(f"native, particles {reg}, no stress", base[reg]))
-        notes.append(spread(f"native, particles {reg}, with stress-ng --vm", stressed[reg]))
-        notes.append(spread(f"native, 2 ranks (one per core), particles {reg}", two[reg]))
-    for reg in regimes:
-        seen = [(r["_core_times"], load_of(r, 1) / load_of(r, 0)) for r in two[reg] if r.get("_core_times")]
-        if seen:
-            notes.append(f"The two cores right before each 2-rank {reg} run (contact-force kernel alone on CPU 0 / "
-                         "CPU 1, ms; the predictions assume them equal) and the run's load ratio rank 1 / rank 0: "
-                         + "; ".join(f"{t[0] * 1e3:.1f} / {t[1] * 1e3:.1f} ms, ranks {q:.2f}" for t, q in seen) + ".")
-    for pol, runs in emu_runs.items():
-        notes.append(spread(f"native, 2 ranks, {pol}", runs))
-    if a.emulate and a.emulate_with == "throttle":
-        th = [r["_throttle_share"] for v in emu_runs.values() for r in v if r.get("_throttle_share")]
-        notes.append("Emulated heterogeneity: rank 1 (pinned to core 1) is stopped and continued every 10 ms "
-                     "(SIGSTOP/SIGCONT, as cpulimit does), so it runs half the time"
-                     + (f" (realised: {min(th):.2f} to {max(th):.2f})" if th else "") + "; rank 0 is pinned to core 0. "
-                     "The model gives rank 1 local-1half (half the core rate, half the per-core bandwidth).")
-    elif a.emulate:
-        notes.append("Emulated heterogeneity: rank 1 shares core 1 with `" + " ".join(hog) + "`; the model gives it "
-                     "local-1half (half the core rate, half the per-core bandwidth).")
-    shares = {f"1 rank {reg}": [r["_cpu_share"] for r in base[reg] + stressed[reg]] for reg in regimes}
-    shares.update({f"2 ranks {pol}": [r["_cpu_share"] for r in runs] for pol, runs in emu_runs.items()})
-    core_seen = {reg: [dict(cpu0_s=r["_core_times"][0], cpu1_s=r["_core_times"][1],
-                            load_ratio=load_of(r, 1) / load_of(r, 0)) for r in two[reg] if r.get("_core_times")]
-                 for reg in regimes}
-    res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=notes, cpu_share=shares,
-               core_times=core_seen,
-               setup=f"Machine: {ncpu} cores; native build `{a.native}`, SMPI build `{a.demsim}`.",
-               wall_s=time.time() - t_start)
+    for name in specs:
+        notes.append(spread(f"native, {LABELS[name]}", runs[name]))
+    if best:
+        parts = []
+        for name in specs:
+            cells = [", ".join(f"CPU {c} {v[0] * 1e3:.1f} / {v[1] * 1e3:.1f} ms ({core_shares(r, best)[int(c)]:.2f})"
+                               for c, v in sorted(r.get("_cores", {}).items())) for r in runs[name]]
+            parts.append(f"{name}: " + "; ".join(cells))
+        notes.append("Core watch: the contact-force kernel alone on each core a run uses, right before / after it "
+                     f"(best of the check {best * 1e3:.1f} ms; in brackets the core's share, best over mean): "
+                     + " | ".join(parts) + ". 'cores as measured around the run' predicts the median run on a "
+                     "platform giving each core that share of its rate and bandwidth.")
+    if "2rank-NOW" in specs:
+        if a.emulate_with == "throttle":
+            th = [r["_throttle_share"] for n in ("2rank-NOW", "2rank-RW") for r in runs[n] if r.get("_throttle_share")]
+            notes.append("Emulated heterogeneity: rank 1 (pinned to core 1) is stopped and continued every 10 ms "
+                         "(SIGSTOP/SIGCONT, as cpulimit does), so it runs half the time"
+                         + (f" (realised: {min(th):.2f} to {max(th):.2f})" if th else "") + "; rank 0 is pinned to "
+                         "core 0. The model gives rank 1 local-1half (half the core rate, half the per-core bandwidth).")
+        else:
+            notes.append("Emulated heterogeneity: rank 1 shares core 1 with `" + " ".join(HOG) + "`; the model gives "
+                         "it local-1half (half the core rate, half the per-core bandwidth).")
+    return notes
+
+
+def write_results(a, out, res, C):
     # keep every invocation's figures: on a shared machine their spread is part of the result
     hist_path = os.path.join(out, "hardware-history.json")
     history = []
     if os.path.exists(hist_path):
         with open(hist_path) as f:
             history = json.load(f)
-    history.append(dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), loadavg=[min(loads), max(loads)],
-                        particles=particles, steps=steps, repeats=repeats,
+    history.append(dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), loadavg=res.pop("_loads"),
+                        particles=a.particles, steps=a.steps, repeats=a.repeats,
                         comparisons=[{k: c[k] for k in ("what", "unit", "measured", "predicted")} for c in C]))
     with open(hist_path, "w") as f:
         json.dump(history, f, indent=1)
@@ -606,6 +658,50 @@ def main():
         print(f"  {c['what']}: measured {c['measured']:.4g} {c['unit']}, predicted {c['predicted']:.4g} "
               f"({'n/a' if e is None else ('%+.1f points' % e if c['error_kind'] == 'points' else '%+.1f %%' % e)})")
     print(f"hardware.py: {out}/hardware.json, HARDWARE.md ({res['wall_s']:.0f} s)")
+
+
+def main():
+    a = parse_args()
+    out = a.out
+    os.makedirs(out, exist_ok=True)
+    log = os.path.join(out, "hardware.log")
+    open(log, "w").close()
+    ncpu = os.cpu_count() or 1
+    if ncpu < 2:
+        raise SystemExit("hardware.py: needs at least two cores (one for the DEM rank, one for the co-located load)")
+    for exe in (a.demsim, a.native):
+        if not os.access(exe, os.X_OK):
+            raise SystemExit(f"hardware.py: {exe}: not built")
+    t_start = time.time()
+    cmdline = " ".join(["validation/hardware.py"] + sys.argv[1:])
+    pr, plat = probe_phase(a, out, ncpu)
+    if a.calibrate_only:
+        with open(os.path.join(out, "calibration.json"), "w") as f:
+            json.dump(pr, f, indent=1)
+        return 0
+    specs = run_specs(a.emulate)
+    cfgs = {name: write_scenario(a, out, spec, plat) for name, spec in specs.items()}
+    watch = CoreWatch(plat, a.calibrate_cost)
+    runs = native_phase(a, specs, cfgs, out, log, watch)
+    med = {name: best_of(r) for name, r in runs.items()}
+    best = core_best(runs)
+    pred = predict_phase(a, pr, specs, cfgs, out, log, med, best)
+    C = comparisons(pr, specs, runs, med, pred)
+    two = [n for n in specs if n.startswith("2rank-") and not specs[n].get("emulated")]
+    core_seen = {n.split("-", 1)[1]: [dict(cpu0_s=sum(r["_cores"]["0"]) / 2, cpu1_s=sum(r["_cores"]["1"]) / 2,
+                                           load_ratio=load_of(r, 1) / load_of(r, 0)) for r in runs[n] if r.get("_cores")]
+                 for n in two}
+    shares = {f"1 rank {reg}": [r["_cpu_share"] for r in runs[f"1rank-{reg}"] + runs[f"1rank-{reg}-vm"]]
+              for reg in REGIMES}
+    shares.update({f"2 ranks {n.split('-')[1]}": [r["_cpu_share"] for r in runs[n]]
+                   for n in specs if specs[n].get("emulated")})
+    loads = [s["_loadavg_before"] for v in runs.values() for s in v]
+    res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=make_notes(a, ncpu, specs, runs, best),
+               cpu_share=shares, core_times=core_seen, core_best_s=best,
+               core_watch={n: [r.get("_cores", {}) for r in v] for n, v in runs.items()},
+               setup=f"Machine: {ncpu} cores; native build `{a.native}`, SMPI build `{a.demsim}`.",
+               wall_s=time.time() - t_start, _loads=[min(loads), max(loads)])
+    write_results(a, out, res, C)
     return 0
 
 
