@@ -22,8 +22,8 @@
 
 4. Core watch: right before and right after each native run, the contact-force kernel alone on
    each core the run uses (calibrate_cost, one PoCL thread, pinned). A neighbour on the host can
-   slow one core of this virtual machine for minutes; the best time of the check is the core
-   undisturbed, and each core's share around a run is that best over its mean time then. Every
+   slow one core of this virtual machine for minutes; the median time of the check is the
+   typical core, and each core's share around a run is that over its mean time then (at most 1). Every
    group is predicted twice: on the calibrated platform (the cores at their best), and on a
    platform giving each core its share around the median run (rate, per-core bandwidth, gathers,
    divider and page faults, as local-1half gets half): 'cores as measured around the run'.
@@ -158,9 +158,11 @@ def kernel_scaling(pr, plat, exe, reps=5, side=60):
 class CoreWatch:
     """The contact-force kernel alone on each core a native run uses, right before and right after
     the run (calibrate_cost, one PoCL thread, pinned). A neighbour on the host can slow one of
-    this virtual machine's cores for minutes; the best time seen in the whole check is the core
-    undisturbed, and a core's share during a run is that best time over its mean time around the
-    run (1: as fast as it gets). Disabled (no shares) when calibrate_cost is not built."""
+    this virtual machine's cores for minutes; the median of all the check's times is the typical
+    core, and a core's share during a run is that time over its mean time around the run, at
+    most 1 (a core as fast as usual keeps all of it; the noise of the measurement, a few per
+    cent either side of the median, moves nothing). Disabled (no shares) when calibrate_cost is
+    not built."""
 
     def __init__(self, plat, exe, reps=5, side=50):
         self.plat, self.reps, self.side = plat, reps, side
@@ -181,17 +183,18 @@ class CoreWatch:
         return s
 
 
-def core_best(groups):
-    """The best (shortest) core time of the check: the core undisturbed."""
-    t = [x for runs in groups.values() for r in runs for v in r.get("_cores", {}).values() for x in v]
-    return min(t) if t else None
+def core_typical(groups):
+    """The median core time of the check: the typical core (a slowed core is the exception)."""
+    t = sorted(x for runs in groups.values() for r in runs for v in r.get("_cores", {}).values() for x in v)
+    return t[(len(t) - 1) // 2] if t else None
 
 
-def core_shares(run, best):
-    """{cpu: share} of a run's cores: the best core time over the core's mean time around the run."""
-    if not best:
+def core_shares(run, typical):
+    """{cpu: share} of a run's cores: the typical core time over the core's mean time around the
+    run, at most 1."""
+    if not typical:
         return {}
-    return {int(c): min(1.0, best / (sum(v) / len(v))) for c, v in run.get("_cores", {}).items()}
+    return {int(c): min(1.0, typical / (sum(v) / len(v))) for c, v in run.get("_cores", {}).items()}
 
 
 def calibrated_platform(pr, path, shares=None, why=None):
@@ -505,7 +508,7 @@ def native_phase(a, specs, cfgs, out, log, watch):
     return runs
 
 
-def predict_phase(a, pr, specs, cfgs, out, log, med, best):
+def predict_phase(a, pr, specs, cfgs, out, log, med, typical):
     """The SMPI predictions: each group on the calibrated platform; the second estimate (kernels
     measured here) of the 1- and 2-rank groups; each group again on a platform with its median
     run's core shares (cores as measured around that run)."""
@@ -519,7 +522,7 @@ def predict_phase(a, pr, specs, cfgs, out, log, med, best):
     jobs += [(f"{n}-measured", cfgs[n], ["--policy", "NOW"] + measured_opts) for n in specs
              if not n.endswith("-vm") and not specs[n].get("emulated")]
     for name, spec in specs.items():
-        sh_ = core_shares(med[name], best)
+        sh_ = core_shares(med[name], typical)
         if not sh_:
             continue
         plat = calibrated_platform(pr, os.path.join(out, f"local-asrun-{name}.xml"), sh_,
@@ -595,7 +598,7 @@ LABELS = {"1rank-contact": "1 rank, particles contact, no stress", "1rank-apart"
           "2rank-NOW": "2 ranks (one on half a core), NOW", "2rank-RW": "2 ranks (one on half a core), RW"}
 
 
-def make_notes(a, ncpu, specs, runs, best):
+def make_notes(a, ncpu, specs, runs, typical):
     allruns = [r for v in runs.values() for r in v]
     loads = [s["_loadavg_before"] for s in allruns]
     notes = [
@@ -611,14 +614,15 @@ def make_notes(a, ncpu, specs, runs, best):
     ]
     for name in specs:
         notes.append(spread(f"native, {LABELS[name]}", runs[name]))
-    if best:
+    if typical:
         parts = []
         for name in specs:
-            cells = [", ".join(f"CPU {c} {v[0] * 1e3:.1f} / {v[1] * 1e3:.1f} ms ({core_shares(r, best)[int(c)]:.2f})"
+            cells = [", ".join(f"CPU {c} {v[0] * 1e3:.1f} / {v[1] * 1e3:.1f} ms ({core_shares(r, typical)[int(c)]:.2f})"
                                for c, v in sorted(r.get("_cores", {}).items())) for r in runs[name]]
             parts.append(f"{name}: " + "; ".join(cells))
         notes.append("Core watch: the contact-force kernel alone on each core a run uses, right before / after it "
-                     f"(best of the check {best * 1e3:.1f} ms; in brackets the core's share, best over mean): "
+                     f"(median of the check {typical * 1e3:.1f} ms; in brackets the core's share, median over mean, "
+                     "at most 1): "
                      + " | ".join(parts) + ". 'cores as measured around the run' predicts the median run on a "
                      "platform giving each core that share of its rate and bandwidth.")
     if "2rank-NOW" in specs:
@@ -684,8 +688,8 @@ def main():
     watch = CoreWatch(plat, a.calibrate_cost)
     runs = native_phase(a, specs, cfgs, out, log, watch)
     med = {name: best_of(r) for name, r in runs.items()}
-    best = core_best(runs)
-    pred = predict_phase(a, pr, specs, cfgs, out, log, med, best)
+    typical = core_typical(runs)
+    pred = predict_phase(a, pr, specs, cfgs, out, log, med, typical)
     C = comparisons(pr, specs, runs, med, pred)
     two = [n for n in specs if n.startswith("2rank-") and not specs[n].get("emulated")]
     core_seen = {n.split("-", 1)[1]: [dict(cpu0_s=sum(r["_cores"]["0"]) / 2, cpu1_s=sum(r["_cores"]["1"]) / 2,
@@ -696,8 +700,8 @@ def main():
     shares.update({f"2 ranks {n.split('-')[1]}": [r["_cpu_share"] for r in runs[n]]
                    for n in specs if specs[n].get("emulated")})
     loads = [s["_loadavg_before"] for v in runs.values() for s in v]
-    res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=make_notes(a, ncpu, specs, runs, best),
-               cpu_share=shares, core_times=core_seen, core_best_s=best,
+    res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=make_notes(a, ncpu, specs, runs, typical),
+               cpu_share=shares, core_times=core_seen, core_typical_s=typical,
                core_watch={n: [r.get("_cores", {}) for r in v] for n, v in runs.items()},
                setup=f"Machine: {ncpu} cores; native build `{a.native}`, SMPI build `{a.demsim}`.",
                wall_s=time.time() - t_start, _loads=[min(loads), max(loads)])
