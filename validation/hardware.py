@@ -445,8 +445,10 @@ def run_specs(emulate):
     specs = {}
     for reg, ratio in REGIMES.items():
         specs[f"1rank-{reg}"] = dict(cfg=f"hw-1rank-{reg}", hosts=["local-0"], cpus=[0], ratio=ratio)
+        # natively the stress is stress-ng beside the run, so the native run reads the scenario without
+        # the stress actor (a native demsim would run the actor's load itself, on the rank's core)
         specs[f"1rank-{reg}-vm"] = dict(cfg=f"hw-1rank-{reg}-vm", hosts=["local-0"], cpus=[0], ratio=ratio,
-                                        stress=VM_ACTOR)
+                                        stress=VM_ACTOR, native_cfg=f"1rank-{reg}")
     for reg, ratio in REGIMES.items():
         specs[f"2rank-{reg}"] = dict(cfg=f"hw-2rank-{reg}", hosts=["local-0", "local-1"], cpus=[0, 1], ratio=ratio)
     if emulate:
@@ -504,7 +506,8 @@ def native_phase(a, specs, cfgs, out, log, watch):
         for i in range(a.repeats):
             for name in names:
                 print(f"hardware.py: native, {name}, repeat {i + 1}/{a.repeats}", flush=True)
-                runs[name].append(native_run(a, name, specs[name], cfgs[name], i, out, log, watch))
+                cfg = cfgs[specs[name].get("native_cfg", name)]
+                runs[name].append(native_run(a, name, specs[name], cfg, i, out, log, watch))
     return runs
 
 
