@@ -14,7 +14,6 @@ computational load per step under each policy. Exit status: 0, or that of the fi
 failed (2: bad input).
 """
 import argparse
-import json
 import os
 import subprocess
 import sys

@@ -206,7 +206,7 @@ def fig_stress_bars(data, case, stressed, outdir):
         bars = ax.bar(x + (i - 1) * w, vals, w, label=pol, color=POLICY_STYLE[pol]["color"], alpha=0.85)
         if pol != "NOW":
             for b, k in zip(bars, ks):
-                t0 = total(data, f"case6-ratio0-NOW" if k == 0 else f"{case}-stress{k}-NOW")
+                t0 = total(data, "case6-ratio0-NOW" if k == 0 else f"{case}-stress{k}-NOW")
                 if t0 and b.get_height() > 0:
                     g = (t0 - b.get_height()) / t0 * 100
                     ax.text(b.get_x() + b.get_width() / 2, b.get_height(), f"{g:+.1f}%", ha="center",

@@ -414,8 +414,9 @@ def write(out, data, figs, meta, hw=None, sens=None, meas=None):
     else:
         L.append(f"Runs: {meta['runs']}, executed by `{tm['command']}` ({tm['date']}, {tm['jobs']} in parallel): "
                  f"{tm['runs_wall_s']:.0f} s of wall time on this 2-core machine (shared with other work); this "
-                 f"command reused them ({meta['total_wall_s']:.0f} s for the rest: hardware check, what-if runs, figures, "
-                 "report)")
+                 f"command reused them ({meta['total_wall_s']:.0f} s for the rest: "
+                 + ("hardware check, " if meta.get("hardware_run") else "") + "what-if runs, figures, report; the "
+                 "hardware section's own command is given in it)")
     L[-1] += (f". FAILED: {', '.join(meta['failed'])}" if meta["failed"] else "") + "."
     L.append("")
     L.append("## The study's observations beside the simulator")
@@ -759,6 +760,42 @@ def _case3_reading(data):
     return txt
 
 
+def _core_watch_reading(hw, comp, ct):
+    """What the core watch saw around the 2-rank runs, and what predicting with it changes, in this
+    invocation and in the earlier ones of the history."""
+    ratios = [c["cpu0_s"] / c["cpu1_s"] for c in ct]
+    slowed = min(min(r, 1.0 / r) for r in ratios) < 0.9
+    static = {w.split(":")[0]: c for w, c in comp.items() if w.endswith(": total time")
+              and w.startswith("2 ranks (one per core)")}
+    asrun = {w.split(":")[0]: c for w, c in comp.items() if w.endswith("cores as measured around the run")}
+    err = lambda cs: "; ".join(f"{k} {c['error']:+.0f} %" for k, c in cs.items() if c.get("error") is not None)  # noqa: E731
+    txt = ("The two cores: right before and after each native run the contact kernel ran alone on each core the run "
+           f"used (the core watch); around the 2-rank runs CPU 0 took {min(ratios):.2f} to {max(ratios):.2f} x "
+           "CPU 1's time, and the runs' load ratio rank 1 / rank 0 was " + ", ".join(f"{c['load_ratio']:.2f}" for c in ct)
+           + " (equal cores give 1). The calibrated platform describes two equal one-core containers at their best, "
+           "so a 2-rank run in which a neighbour on the host slows one core waits for it at every ghost exchange and "
+           "the prediction misses by that core's share")
+    txt += (f" ({err(static)})." if slowed else f"; in this invocation the cores were equal and the 2-rank predictions "
+            f"miss by {err(static)}.")
+    if asrun:
+        txt += (" Predicted again with each core's share as the watch measured it around the median run (a platform "
+                "whose core keeps that share of its rate and bandwidth, as local-1half keeps half: a measurement of "
+                f"the run's machine, not a fitted constant): {err(asrun)}.")
+    past = []
+    for h in hw.get("history", [])[:-1]:
+        hc = {c["what"]: c for c in h["comparisons"]}
+        for reg in ("contact", "apart"):
+            a_ = hc.get(f"2 ranks (one per core), particles {reg}: total time")
+            b_ = hc.get(f"2 ranks (one per core), particles {reg}: total time, cores as measured around the run")
+            if a_ and b_ and b_["predicted"] != a_["predicted"]:
+                e = [(x["predicted"] - x["measured"]) / x["measured"] * 100 for x in (a_, b_)]
+                past.append(f"{h['date']}, 2 ranks {reg}: {e[0]:+.0f} % on the calibrated platform, {e[1]:+.0f} % "
+                            "with the cores as measured")
+    if past:
+        txt += " Earlier invocations in which the watch saw a slowed core: " + "; ".join(past) + "."
+    return txt + " BENCHMARKS.md has the per-core measurements."
+
+
 def assessment(data, hw):
     """Data-driven reading of the results (bullets)."""
     out = []
@@ -841,25 +878,7 @@ def assessment(data, hw):
                        "and fastest runs is the noise of this shared machine.")
         ct = [c for runs in hw.get("core_times", {}).values() for c in runs]
         if ct:
-            ratios = [c["cpu0_s"] / c["cpu1_s"] for c in ct]
-            static = {w.split(":")[0]: c for w, c in comp.items() if w.endswith(": total time")
-                      and w.startswith("2 ranks (one per core)")}
-            asrun = {w.split(":")[0]: c for w, c in comp.items() if w.endswith("cores as measured around the run")}
-            two = [f"{k} {c['error']:+.0f} %" for k, c in static.items() if c.get("error") is not None]
-            txt = ("The two cores: right before and after each native run the contact kernel ran alone on each core "
-                   f"the run used (the core watch); around the 2-rank runs CPU 0 took {min(ratios):.2f} to "
-                   f"{max(ratios):.2f} x CPU 1's time, and the runs' load ratio rank 1 / rank 0 was "
-                   + ", ".join(f"{c['load_ratio']:.2f}" for c in ct) + " (equal cores give 1). The calibrated "
-                   "platform describes two equal one-core containers at their best, so a 2-rank run in which a "
-                   "neighbour on the host slows one core waits for it at every ghost exchange, and the prediction "
-                   "misses by that core's share" + (f" ({'; '.join(two)})" if two else "") + ".")
-            if asrun:
-                txt += (" Given each core's share as the watch measured it around the median run (a platform whose "
-                        "core keeps that share of its rate and bandwidth, as local-1half keeps half: a measurement "
-                        "of the run's machine, not a fitted constant), the predictions miss by "
-                        + "; ".join(f"{k} {c['error']:+.0f} %" for k, c in asrun.items() if c.get("error") is not None)
-                        + ".")
-            out.append(txt + " BENCHMARKS.md has the per-core measurements.")
+            out.append(_core_watch_reading(hw, comp, ct))
         lr = next((c for w, c in comp.items() if w.startswith("load ratio")), None)
         sh = [x for k, v in hw.get("cpu_share", {}).items() if k.startswith("2 ranks") for x in v]
         if lr:

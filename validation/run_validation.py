@@ -200,7 +200,6 @@ def main():
     runs_dir = os.path.join(out, "runs")
     os.makedirs(runs_dir, exist_ok=True)
     runs, schedules = plan(sc, os.path.join(out, "scenarios"))
-    extra = run_options("", sc)[0]
     print(f"run_validation.py: scale {a.scale}: {sc['particles']} particles x {sc['steps']} steps, repartition "
           f"every {sc['repartition_every']} steps, {len(runs)} runs on {a.jobs} jobs; outputs in {out}", flush=True)
 
@@ -270,7 +269,7 @@ def main():
     figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw, sens)
     total_wall = time.time() - t0
     meta = dict(scale=sc, command=" ".join(["validation/run_validation.py"] + sys.argv[1:]), timing=timing,
-                runs=len(runs), runs_executed=len(todo), jobs=a.jobs, runs_wall_s=runs_wall,
+                runs=len(runs), runs_executed=len(todo), jobs=a.jobs, runs_wall_s=runs_wall, hardware_run=a.hardware,
                 total_wall_s=total_wall, failed=failed, schedules=schedules, scale_factor=scale_factor(sc),
                 study=dict(particles=STUDY_PARTICLES, steps=STUDY_STEPS, repartition_every=STUDY_REPARTITION_EVERY),
                 commit=a.commit or git_commit(), demsim=a.demsim)
