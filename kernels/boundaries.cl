@@ -112,7 +112,7 @@ __kernel void dem_boundaries(int count, int first, int n, int gravity, int slots
                              __global const int *nbr_count, __global const int *nbr_index, __global double *spring,
                              __global double *force, __global double *torque, volatile __global uint *counters)
 {
-  __local uint acc[2];
+  __local uint acc[2 * DEM_MAX_LOCAL];
   const int l0 = DEM_WALL_GROUP * (int)get_global_id(0);
   int ids[DEM_WALL_GROUP], np = 0;
   for (int l = l0; l < l0 + DEM_WALL_GROUP && l < count; ++l) {

@@ -13,6 +13,9 @@
 #ifndef DEM_MAX_NEIGHBORS
 #error "DEM_MAX_NEIGHBORS must be defined at build time (-D)"
 #endif
+#ifndef DEM_MAX_LOCAL
+#error "DEM_MAX_LOCAL (the largest work-group size launched) must be defined at build time (-D)"
+#endif
 
 #define DEM_WALLS 6 /* the planes of the box (solver/particles.h: DEM_WALL_COUNT), slots -1 .. -6 */
 
@@ -66,22 +69,34 @@ inline double dem_wall_distance(__constant const double *prm, double x, int w)
   return (w & 1) ? prm[DEM_P_HI + a] - x : x - prm[DEM_P_LO + a];
 }
 
+/* a and b summed over the work-group, in work-item 0 (0 elsewhere): each work-item leaves its
+ * values in part[] and the first adds them up. A local atomic per work-item, as before, cost
+ * PoCL's CPU work-group loop a locked add per particle: 3 % of the pair pass (BENCHMARKS.md "The
+ * pair pass without its locked adds"). Every work-item of the group must call it (barrier).
+ * part: 2 * DEM_MAX_LOCAL local uints (DEM_MAX_LOCAL, the largest work-group size the host
+ * launches, is given at build time with -D). */
+inline uint2 dem_group_sum2(__local uint *part, uint a, uint b)
+{
+  const uint l = (uint)get_local_id(0), nl = (uint)get_local_size(0);
+  part[l] = a;
+  part[DEM_MAX_LOCAL + l] = b;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint2 s = (uint2)(0, 0);
+  if (l == 0)
+    for (uint q = 0; q < nl; ++q) {
+      s.x += part[q];
+      s.y += part[DEM_MAX_LOCAL + q];
+    }
+  return s;
+}
+
 /* adds the particle and wall contacts of the work-group to counters[] with one global atomic
  * each per group (a global atomic per work-item would serialise a CPU device); every work-item
- * of the group must call it (barriers). acc: 2 local uints. */
-inline void dem_group_count(__local uint *acc, uint pair_contacts, uint wall_contacts,
+ * of the group must call it. part: as dem_group_sum2's. */
+inline void dem_group_count(__local uint *part, uint pair_contacts, uint wall_contacts,
                             volatile __global uint *counters)
 {
-  if (get_local_id(0) == 0) {
-    acc[0] = 0;
-    acc[1] = 0;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (pair_contacts) atomic_add(&acc[0], pair_contacts);
-  if (wall_contacts) atomic_add(&acc[1], wall_contacts);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (get_local_id(0) == 0) {
-    if (acc[0]) atomic_add(&counters[DEM_C_CONTACTS], acc[0]);
-    if (acc[1]) atomic_add(&counters[DEM_C_WALL_CONTACTS], acc[1]);
-  }
+  uint2 s = dem_group_sum2(part, pair_contacts, wall_contacts);
+  if (s.x) atomic_add(&counters[DEM_C_CONTACTS], s.x);
+  if (s.y) atomic_add(&counters[DEM_C_WALL_CONTACTS], s.y);
 }

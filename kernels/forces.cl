@@ -9,6 +9,20 @@
  * other side, computed by the partner, is equal and opposite up to rounding. Slots are summed
  * in slot order (gid order), so the sum does not depend on how particles are distributed. */
 
+/* 1 when two spheres with centre distance sqrt(d2) and radii summing to sum overlap, exactly as
+ * the reference decides it (solver/physics_ref.c: delta = sum - sqrt(d2) > 0 and d2 != 0), but
+ * without the square root outside a band of 2^-40 around sum^2: below it the rounded root is
+ * certainly less than sum, above it certainly more (both products carry at most 2^-53 of
+ * rounding, the root another 2^-53). The lanes compute the root of the touching ones anyway. */
+inline int dem_touching(double d2, double sum)
+{
+  const double p = sum * sum;
+  if (d2 == 0.0) return 0;
+  if (d2 < p * (1.0 - 0x1p-40)) return 1;
+  if (d2 > p * (1.0 + 0x1p-40)) return 0;
+  return sum - sqrt(d2) > 0.0; /* NaN: 0, as the reference */
+}
+
 /* writes a spring back; a zero spring is written only when the slot's is not zero already */
 inline void dem_spring_zero(__global double *spring, int s)
 {
@@ -112,11 +126,7 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
     double rj = radius[j];
     double e0 = pos[3 * j] - xi0, e1 = pos[3 * j + 1] - xi1, e2 = pos[3 * j + 2] - xi2;
     double d2 = e0 * e0 + e1 * e1 + e2 * e2;
-    double sum = ri + rj;
-    /* most listed partners are not touching: decide before paying for the square root */
-    double d = d2 < sum * sum ? sqrt(d2) : sum;
-    double delta = sum - d;
-    if (!(delta > 0.0) || d == 0.0) dem_spring_zero(spring, base + k);
+    if (!dem_touching(d2, ri + rj)) dem_spring_zero(spring, base + k);
     else {
       touching[m] = k;
       partner[m] = j;
@@ -191,7 +201,7 @@ __kernel void dem_forces(int first, int n, int slots, __constant const double *p
                          __global const int *nbr_count, __global const int *nbr_index, __global double *spring,
                          __global double *force, __global double *torque, volatile __global uint *counters)
 {
-  __local uint acc[2];
+  __local uint acc[2 * DEM_MAX_LOCAL];
   int i = first + (int)get_global_id(0);
   uint contacts = 0;
   if (i < n) {

@@ -64,18 +64,14 @@ __kernel void dem_search(int n, int n_total, __constant const double *prm, __glo
                          __global int *nbr_index, __global int *nbr_gid, __global double *spring,
                          volatile __global int *status)
 {
-  __local int sum[2];
-  if (get_local_id(0) == 0) sum[0] = sum[1] = 0;
-  barrier(CLK_LOCAL_MEM_FENCE);
+  __local uint part[2 * DEM_MAX_LOCAL];
   int k = get_global_id(0);
   int i = k < n_total ? cell_sorted[k] : n;
   int used = 0, walls = 0;
   if (i < n)
     used = dem_search_particle(i, prm, pos, radius, id, cell_start, cell_sorted, lo, key, (double3)(ox, oy, oz), h,
                                slots, nbr_count, nbr_index, nbr_gid, spring, status, &walls);
-  if (used) atomic_add(&sum[0], used);
-  if (walls) atomic_add(&sum[1], walls);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (get_local_id(0) == 0 && sum[0]) atomic_add(&status[DEM_S_PAIRS], sum[0]);
-  if (get_local_id(0) == 0 && sum[1]) atomic_add(&status[DEM_S_WALLS], sum[1]);
+  uint2 s = dem_group_sum2(part, (uint)used, (uint)walls);
+  if (s.x) atomic_add(&status[DEM_S_PAIRS], (int)s.x);
+  if (s.y) atomic_add(&status[DEM_S_WALLS], (int)s.y);
 }

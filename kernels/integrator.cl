@@ -74,7 +74,7 @@ __kernel void dem_forces_all(int first, int n, int slots, __constant const doubl
                              __global double *restrict force, __global double *restrict torque,
                              volatile __global uint *counters)
 {
-  __local uint acc[2];
+  __local uint acc[2 * DEM_MAX_LOCAL];
   int i = first + (int)get_global_id(0);
   uint contacts = 0;
   if (i < n) {

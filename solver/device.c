@@ -242,7 +242,7 @@ static int dem_device_build_program(dem_device_t *d, const char *opts)
 static int dem_device_share_acquire(dem_device_t *d)
 {
   char opts[128];
-  snprintf(opts, sizeof(opts), "-DDEM_MAX_NEIGHBORS=%d", DEM_MAX_NEIGHBORS);
+  snprintf(opts, sizeof(opts), "-DDEM_MAX_NEIGHBORS=%d -DDEM_MAX_LOCAL=%zu", DEM_MAX_NEIGHBORS, d->max_local);
   unsigned long hash = dem_source_hash(opts);
   dem_share_lock();
   void **slot = dem_share_slot(DEM_CL_SHARE_SLOT);
