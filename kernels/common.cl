@@ -82,11 +82,22 @@ inline uint2 dem_group_sum2(__local uint *part, uint a, uint b)
   part[DEM_MAX_LOCAL + l] = b;
   barrier(CLK_LOCAL_MEM_FENCE);
   uint2 s = (uint2)(0, 0);
-  if (l == 0)
-    for (uint q = 0; q < nl; ++q) {
+  if (l == 0) {
+    uint16 va = (uint16)(0), vb = (uint16)(0);
+    uint q = 0;
+    for (; q + 16 <= nl; q += 16) { /* sixteen at a time: the loop is one work-item's */
+      va += vload16(0, part + q);
+      vb += vload16(0, part + DEM_MAX_LOCAL + q);
+    }
+    uint8 a8 = va.lo + va.hi, b8 = vb.lo + vb.hi;
+    uint4 a4 = a8.lo + a8.hi, b4 = b8.lo + b8.hi;
+    s.x = a4.x + a4.y + a4.z + a4.w;
+    s.y = b4.x + b4.y + b4.z + b4.w;
+    for (; q < nl; ++q) {
       s.x += part[q];
       s.y += part[DEM_MAX_LOCAL + q];
     }
+  }
   return s;
 }
 

@@ -52,12 +52,11 @@ static int step(dem_engine_t *e, double kick, int force_search)
 /* the packing: 25 x 25 x 16 particles, the top layer (625) ghosts. The reference computes the
  * initial forces and runs `warmup` steps (so that contact history is live); then the OpenCL
  * twin is made from a copy of its store. */
-static int twin_open(twin_t *t, double diameter_factor, int warmup)
+static int twin_open_jitter(twin_t *t, double diameter_factor, double jitter, int warmup)
 {
   memset(t, 0, sizeof(*t));
   t->prm = dem_test_params(1e-6, 0.005 * SPACING);
-  t->a = dem_test_lattice(&t->prm, 25, 25, 16, SPACING, diameter_factor * SPACING, 1e-4 * SPACING, 0.05, 10.0, 625,
-                          2024);
+  t->a = dem_test_lattice(&t->prm, 25, 25, 16, SPACING, diameter_factor * SPACING, jitter, 0.05, 10.0, 625, 2024);
   char err[512];
   if (!t->a || dem_params_derive(&t->prm, err, sizeof(err)) != 0) return -1;
   dem_engine_opts_t o = {.backend = DEM_BACKEND_REF, .cl_platform = -1, .cl_device = -1, .cl_device_type = "any"};
@@ -76,6 +75,11 @@ static int twin_open(twin_t *t, double diameter_factor, int warmup)
   }
   printf("\n    OpenCL device: %s", dem_engine_device_name(t->cl));
   return 0;
+}
+
+static int twin_open(twin_t *t, double diameter_factor, int warmup)
+{
+  return twin_open_jitter(t, diameter_factor, 1e-4 * SPACING, warmup);
 }
 
 static void twin_close(twin_t *t)
@@ -354,7 +358,35 @@ static void test_wall_list(void)
 static void test_run_apart(void) { check_run(0.99); }
 static void test_run_contact(void) { check_run(1.001); }
 
+/* Contact decided at the edge: lattice neighbours exactly one spacing apart up to rounding, with
+ * diameters of 1 spacing (half the pairs overlap by rounding alone), 1 -+ 3e-13 (d^2 within the
+ * 2^-40 band of the pair pass's test: the square root decides) and 1 -+ 2e-12 (just outside it:
+ * decided without the root). The pair pass must find the reference's contacts, no more, no
+ * fewer. */
+static void test_touching_edge(void)
+{
+  const double factors[] = {1.0, 1.0 - 3e-13, 1.0 + 3e-13, 1.0 - 2e-12, 1.0 + 2e-12};
+  for (size_t k = 0; k < sizeof(factors) / sizeof(factors[0]); ++k) {
+    twin_t t;
+    CU_ASSERT_EQUAL_FATAL(twin_open_jitter(&t, factors[k], 0.0, 0), 0);
+    char what[64];
+    snprintf(what, sizeof(what), "diameter %.13f spacings", factors[k]);
+    CU_ASSERT_EQUAL_FATAL(twin_check(t.cl, dem_engine_search(t.cl)), 0);
+    CU_ASSERT_EQUAL_FATAL(dem_engine_search(t.ref), 0);
+    CU_ASSERT_EQUAL_FATAL(dem_engine_forces(t.ref), 0);
+    CU_ASSERT_EQUAL_FATAL(dem_engine_forces(t.cl), 0);
+    CU_ASSERT_EQUAL(twin_compare(&t, DEM_F_FORCE | DEM_F_TORQUE | DEM_F_SLOTS, what), 0);
+    size_t ca = count_contacts(t.a), cb = count_contacts(t.b);
+    printf("\n    %s: %zu contacts (reference), %zu (OpenCL)", what, ca, cb);
+    CU_ASSERT_EQUAL(ca, cb);
+    if (factors[k] > 1.0) CU_ASSERT(ca > 2 * t.a->n);  /* every lattice neighbour */
+    if (factors[k] < 1.0) CU_ASSERT(ca < t.a->n / 2); /* none between particles: walls at most */
+    twin_close(&t);
+  }
+}
+
 static CU_TestInfo tests[] = {
+  {"contact decided at the edge of touching, as the reference decides it", test_touching_edge},
   {"each kernel, one step, particles apart", test_each_kernel_apart},
   {"each kernel, one step, particles in contact", test_each_kernel_contact},
   {"100 steps, particles apart", test_run_apart},
