@@ -30,33 +30,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #    particles in contact, both cores, best of 10 through validation/calibrate_cost) less the
 #    model's memory term (its cache-line traffic over the probe's bus bandwidth) and its
 #    divisions and square roots at the probe's divider rate, per core, over the core clock
-#    (bwprobe's FMA loop over 32 flop/cycle, AVX-512). Five runs on 2026-12-04 16:58-17:03 UTC
-#    (2-core AMD EPYC VM, idle), after the contact kernel's lanes moved into registers and PoCL's
-#    vectorizers were switched off (commit 08be2a9; BENCHMARKS.md): 2.67, 2.76, 2.21, 2.41, 2.37
-#    -> the median, 2.41. (The same kernel before that change, three runs earlier that day: 1.67,
+#    (bwprobe's FMA loop over 32 flop/cycle, AVX-512). Five runs on 2026-12-05 03:43-03:48 UTC
+#    (2-core AMD EPYC VM, idle), after the pair pass lost its locked adds and its scalar root
+#    (commit c951a45; BENCHMARKS.md "The pair pass without its locked adds") and the contact was
+#    recounted for it (8 divider lanes, not 9): 1.78, 2.72, 2.77, 2.95, 2.90 -> the median, 2.77
+#    (five runs just before, with the old count: 2.57, 2.58, 2.93, 2.92, 2.71). (The kernel before
+#    that change: 2.67, 2.76, 2.21, 2.41, 2.37
+#    on 2026-12-04 16:58-17:03 UTC, median 2.41, and 2.25, 2.43, 2.80, 2.75 in the hardware
+#    checks of 2026-12-05 01:50-03:08 UTC; after the contact kernel's lanes moved into registers
+#    and PoCL's vectorizers were switched off, commit 08be2a9. Before that, three runs: 1.67,
 #    1.68, 1.67. Before the divider was modelled, three runs on a loaded machine of the same kind
 #    on 2026-12-03 gave 0.90, 1.43, 1.63, all flops at one rate.) Gathers, dependent chains and branches,
 #    not the vector width, bound the rest of such kernels, so the figure carries over to other
 #    x86 cores by their clock (not by their peak). A CPU host's speed is its base clock x
 #    KERNEL_FLOPS_PER_CYCLE.
-KERNEL_FLOPS_PER_CYCLE = 2.41
+KERNEL_FLOPS_PER_CYCLE = 2.77
 # The P100 runs the same kernels. Its FP64 rate for them comes from a published measurement of
 # an OpenCL DEM with tangential history on this GPU: 3.7-5.7 x (geometric middle 4.6 x) a
 # two-socket Xeon E5-2630 v4 node (VilniusTech, "Performance evaluation of various discrete
 # element models implemented on GPU"; FACTS.md). That node under this model: 20 cores at 2.2 GHz
 # x KERNEL_FLOPS_PER_CYCLE, 2 x 68.3 GB/s (4 channels of DDR4-2133 per socket; Intel ARK). The
 # study's benchmark step per particle (sim/cost.c: dem_forces_all with 6 partners in contact and
-# dem_kick_drift): 1018 flops, of which 56 divisions and square roots (6 x 9 + 2), and 692 B of
+# dem_kick_drift): 1012 flops, of which 50 divisions and square roots (6 x 8 + 2), and 692 B of
 # DRAM traffic (the partner gathers hit the cache). The Broadwell divider: vdivpd ymm 16,
 # vsqrtpd ymm 28 divider cycles (LLVM's X86SchedBroadwell.td), (2 x 28 + 16) / 12 = 6 cycles per
 # lane in the contact's mix (see DIVIDER below). The P100 then takes the node's time / 4.6 per
 # particle-step; its memory (644 B at 414 GB/s, below) takes less, so the kernels are compute
-# bound there and gpu_flops = 1018 flops / that time (its divisions inside that rate).
+# bound there and gpu_flops = 1012 flops / that time (its divisions inside that rate).
 BROADWELL_DIVIDER_CYCLES = (2 * 28 + 16) / 12
-XEON_STEP_S = ((1018 - 56) / (20 * 2.2e9 * KERNEL_FLOPS_PER_CYCLE) + 56 * BROADWELL_DIVIDER_CYCLES / (20 * 2.2e9)
+XEON_STEP_S = ((1012 - 50) / (20 * 2.2e9 * KERNEL_FLOPS_PER_CYCLE) + 50 * BROADWELL_DIVIDER_CYCLES / (20 * 2.2e9)
                + 692 / (2 * 68.3e9))
 P100_OVER_XEON = (3.7 * 5.7) ** 0.5
-GPU_KERNEL_FLOPS = 1018 / (XEON_STEP_S / P100_OVER_XEON)
+GPU_KERNEL_FLOPS = 1012 / (XEON_STEP_S / P100_OVER_XEON)
 GPU_FP64_PEAK = 4.7e12
 # 2. CORE_BW_FRACTION: the share of a dual-channel node's achievable bandwidth one core can
 #    draw. MEASURED by a published test of a Skylake i7-6700K (rigaya34589.blog.fc2.com, entry

@@ -78,7 +78,7 @@ static void test_cost_model(void)
 /* The fused pair pass reads and writes each particle's own data once: by hand from
  * sim/cost.c, 10 particles, 120 particle slots of which 60 in contact: FORCES_ALL = 132 x 10 +
  * 60 x 120 + 72 x 60 = 12,840 B, the same as FORCES alone, while FORCES and EXTERNAL apart also
- * move EXTERNAL's 56 x 10. Flops: 12 x 10 + 11 x 120 + 151 x 60 = 10,500 (FORCES 3 per particle
+ * move EXTERNAL's 56 x 10. Flops: 12 x 10 + 11 x 120 + 150 x 60 = 10,440 (FORCES 3 per particle
  * + EXTERNAL 9). The wall pass (BOUNDARIES) is charged per particle of the wall list: 3 listed
  * particles with 4 wall slots, 2 in contact: 112 x 3 + 36 x 4 + 72 x 2 = 624 B, 2 x 4 + 120 x 2
  * = 248 flops, nothing for the particles away from the walls. */
@@ -94,7 +94,7 @@ static void test_fused_forces(void)
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&walls, &b), 0);
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&ext, &x), 0);
   CU_ASSERT_DOUBLE_EQUAL(all.bytes, 12840.0, 1e-9);
-  CU_ASSERT_DOUBLE_EQUAL(all.flops, 10500.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(all.flops, 10440.0, 1e-9);
   CU_ASSERT_DOUBLE_EQUAL(f.bytes + x.bytes - all.bytes, 56.0 * 10, 1e-9);
   CU_ASSERT_DOUBLE_EQUAL(f.flops + x.flops, all.flops, 1e-9);
   CU_ASSERT_EQUAL(all.place, SIM_ON_DEVICE);
@@ -137,9 +137,9 @@ static void test_traffic(void)
   CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 1.0, 3.0), c.bytes, 1e-6);
 }
 
-/* The divider (sim_cost_cpu_flops), by hand from sim/cost.c: 100 particle contacts have 900
- * divisions and square roots (6 + 3 each) among their 15,100 flops; with the divider at a tenth
- * of the core's flop rate they weigh 10 flops each: 15,100 - 900 + 9,000 = 23,200 flop-equivalents.
+/* The divider (sim_cost_cpu_flops), by hand from sim/cost.c: 100 particle contacts have 800
+ * divisions and square roots (5 + 3 each) among their 15,000 flops; with the divider at a tenth
+ * of the core's flop rate they weigh 10 flops each: 15,000 - 800 + 8,000 = 22,200 flop-equivalents.
  * Without a divider rate (0) every flop costs one. The integrator has 2 per particle (dt/m,
  * dt/I), the search 3 per particle and 3 per slot, the wall pass 5 per wall contact. */
 static void test_divider(void)
@@ -147,10 +147,10 @@ static void test_divider(void)
   sim_cost_t c;
   dem_work_t w = {.kind = DEM_WORK_FORCES, .contacts = 100};
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
-  CU_ASSERT_DOUBLE_EQUAL(c.flops, 15100.0, 1e-9);
-  CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 900.0, 1e-9);
-  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 1e8), 23200.0, 1e-6);
-  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 0.0), 15100.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.flops, 15000.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 800.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 1e8), 22200.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 0.0), 15000.0, 1e-9);
   dem_work_t k = {.kind = DEM_WORK_INTEGRATE, .particles = 10};
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&k, &c), 0);
   CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 20.0, 1e-12);
