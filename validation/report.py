@@ -280,14 +280,15 @@ def calibration_rows():
          f"{speed('n1-cn6700-4') / 3.4e9:.2f}", "CALIBRATION CONSTANT 1",
          "MEASURED on the development machine by `validation/hardware.py --calibrate-only`: the contact-force kernel "
          "(validation/calibrate_cost) less its modelled memory time and its divisions and square roots at the "
-         "probe's divider rate, per core, over bwprobe's clock; five runs (2.67, 2.76, 2.21, 2.41, 2.37: median); platforms/README.md; "
+         "probe's divider rate, per core, over bwprobe's clock; five runs after the kernel change of 2026-12-05 (1.78, 2.72, "
+         "2.77, 2.95, 2.90: median; the kernel before it gave 2.41); platforms/README.md; "
          "not fitted to any figure of the study"),
         ("divider rate per core, i7-6700 / i7-4790 (divider_rate: FP64 divisions and square roots)",
          f"{prop('n1-cn6700-4', 'divider_rate') / 1e9:.2f} / {prop('n6-cn4790-4', 'divider_rate') / 1e9:.2f} G lanes/s",
          "hardware facts", "base clock / divider cycles per lane in the contact's mix of 2 square roots per division: "
          "Skylake vdivpd ymm 8, vsqrtpd ymm 12 cycles (2.67 per lane), Haswell 28 and 28 (7 per lane; a 128-bit "
          "divider); LLVM's X86 scheduling models (X86SchedSkylakeClient.td, X86SchedHaswell.td); sim/cost.c counts "
-         "9 per particle contact"),
+         "8 per particle contact"),
         ("P100 rate for the DEM kernels", f"{prop('g1-cngpu', 'gpu_flops') / 1e9:.0f} Gflop/s",
          "published measurement x CALIBRATION CONSTANT 1",
          "an OpenCL DEM on a P100 ran 3.7-5.7 x (4.6 x) a two-socket Xeon E5-2630 v4 node (FACTS.md); that node "
@@ -314,7 +315,7 @@ def calibration_rows():
          "i7-6700K (1 thread 25.4 GB/s, 4 threads 42.0 GB/s, read; rigaya34589.blog.fc2.com entry 660). The "
          f"i7-4790's {prop('n6-cn4790-4', 'core_bw') / 1e9:.2f} GB/s = 0.60 x 29.87 reuses the fraction (no new "
          "constant); not fitted to any figure of the study"),
-        ("Zoltan RCB cost", "246 core cycles per particle and bisection level (600 flops at 2.41 per cycle), and "
+        ("Zoltan RCB cost", "246 core cycles per particle and bisection level (681 flops at 2.77 per cycle), and "
          "53 B of new memory per particle a call",
          "measurement", "measured with Zoltan itself on the development machine: 150 ns per particle-level at "
          "3.28 GHz, of which that VM's page faults on Zoltan's fresh scratch (validation/rcbprobe.c: 53 B per "
@@ -732,7 +733,7 @@ def _case2_reading(data):
     g = _gain(data, "case2-NOW", "case2-RW")
     return (f"Case 2 under NOW: a CN-4790-4 rank's load is {l47 / l67:.2f} x a CN-6700-4 rank's for the same "
             "particle count. The i7-4790's higher clock (3.6 against 3.4 GHz) is outweighed by its divider (the "
-            "contact law's 9 divisions and square roots cost 7 cycles per lane on Haswell, 2.67 on Skylake; "
+            "contact law's 8 divisions and square roots cost 7 cycles per lane on Haswell, 2.67 on Skylake; "
             "divider_rate in the parameter table) and its DDR3 bus (29.87 against 34.13 GB/s). lambda under NOW "
             f"is {s['lambda_final_percent']:.1f} %; RW removes it, but the computation is only "
             f"{t.get('compute', 0) / tot * 100:.0f} % of rank 0's time (the ghost exchange "
