@@ -69,9 +69,13 @@ def build_probe(out):
     return exe
 
 
+# the figures the probe measures (each the best of its repeats)
+PROBED = ("bw_1core", "bw_allcore", "flops_1core", "gather_1core", "lattice_1core", "divider_1core",
+          "flops_allcore_per_thread", "first_touch")
+
+
 def probe(exe, repeats, ncpu, mib):
-    best = {"bw_1core": 0.0, "bw_allcore": 0.0, "flops_1core": 0.0, "gather_1core": 0.0,
-            "lattice_1core": 0.0, "divider_1core": 0.0, "flops_allcore_per_thread": 0.0, "first_touch": 0.0}
+    best = {k: 0.0 for k in PROBED}
     for r in range(repeats):
         gather = ["--gather", "--first-touch"] if r == 0 else []
         one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)] + gather).stdout)
@@ -438,10 +442,6 @@ def probe_phase(a, out, ncpu):
         pr.update(kernel_scaling(pr, plat, a.calibrate_cost))
         print(f"hardware.py: the same kernel on both cores {pr['kernel_scaling']:.2f} x faster than on one", flush=True)
     return pr, plat
-
-
-PROBED = ("bw_1core", "bw_allcore", "flops_1core", "gather_1core", "lattice_1core", "divider_1core",
-          "flops_allcore_per_thread", "first_touch")
 
 
 def reprobe(a, pr, ncpu, plat):
