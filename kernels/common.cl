@@ -101,6 +101,26 @@ inline uint2 dem_group_sum2(__local uint *part, uint a, uint b)
   return s;
 }
 
+/* the largest of a over the work-group, in work-item 0 (0 elsewhere); as dem_group_sum2 (every
+ * work-item of the group calls it; part: DEM_MAX_LOCAL local uints at least) */
+inline uint dem_group_max(__local uint *part, uint a)
+{
+  const uint l = (uint)get_local_id(0), nl = (uint)get_local_size(0);
+  part[l] = a;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint m = 0;
+  if (l == 0) {
+    uint16 v = (uint16)(0);
+    uint q = 0;
+    for (; q + 16 <= nl; q += 16) v = max(v, vload16(0, part + q));
+    uint8 v8 = max(v.lo, v.hi);
+    uint4 v4 = max(v8.lo, v8.hi);
+    m = max(max(v4.x, v4.y), max(v4.z, v4.w));
+    for (; q < nl; ++q) m = max(m, part[q]);
+  }
+  return m;
+}
+
 /* adds the particle and wall contacts of the work-group to counters[] with one global atomic
  * each per group (a global atomic per work-item would serialise a CPU device); every work-item
  * of the group must call it. part: as dem_group_sum2's. */

@@ -36,7 +36,7 @@ inline int dem_search_insert(int *gid, int *idx, int count, int g, int j)
 
 /* examines the particles of cell_sorted[s0 .. s1) as partners of i (cell column cx): the run of
  * the row (cx - 1 .. cx + 1, qy, qz), which may also hold other rows' particles */
-inline int dem_search_run(int i, int s0, int s1, __global const double *pos, __global const double *radius,
+__attribute__((always_inline)) inline int dem_search_run(int i, int s0, int s1, __global const double *pos, __global const double *radius,
                           __global const int *id, __global const int *cell_sorted, double3 xi, double ri, double skin,
                           double3 o, double h, int cx, int qy, int qz, int *gid, int *idx, int count)
 {

@@ -577,7 +577,9 @@ static int dem_device_launch_range(dem_device_t *d, int k, size_t first, size_t 
 {
   size_t n = end - first;
   if (n == 0 && k != K_KICK_DRIFT) return 0;
-  if (n < DEM_COUNTERS) n = DEM_COUNTERS; /* kick-drift clears the counters with its first items */
+  /* kick-drift: eight particles per work-item (integrator.cl); it clears the other counters
+   * (its first work-item), even over no particles */
+  if (k == K_KICK_DRIFT) n = n == 0 ? 1 : (n + 7) / 8;
   size_t local = d->local[k];
   size_t global = (n + local - 1) / local * local;
   cl_event ev = NULL;
