@@ -40,7 +40,7 @@ inline void dem_spring_zero(__global double *spring, int s)
  * overlap delta, R*, m*, v_i - v_j, r_i w_i + r_j w_j, the lever arm r_i (one particle's in
  * the pair pass, each lane's own in the wall pass), spring xi (updated in place); outputs:
  * force (fo) and torque (to) contributions on i. */
-inline void dem_contact8(__constant const double *prm, const double8 *n, double8 delta, double8 rstar,
+__attribute__((always_inline)) inline void dem_contact8(__constant const double *prm, const double8 *n, double8 delta, double8 rstar,
                          double8 mstar, const double8 *vr, const double8 *ws, double8 ri, double8 *xi,
                          double8 *fo, double8 *to)
 {

@@ -203,6 +203,18 @@ def core_shares(run, typical):
     return {int(c): min(1.0, typical / (sum(v) / len(v))) for c, v in run.get("_cores", {}).items()}
 
 
+def run_shares(run):
+    """{cpu: share} of a 2-rank run's cores from the run itself: each rank's compute time (load) per
+    particle against the fastest rank's, at most 1 (rank r runs on CPU r). A core slowed in the
+    middle of a run, which the watch at the run's edges does not see, shows here. Meaningful only
+    where the ranks do equal work per particle on equal cores (the lattice cut in two halves)."""
+    per = {int(r["rank"]): r["load_s"] / r["particles"] for r in run.get("per_rank", []) if r.get("particles")}
+    if len(per) < 2 or min(per.values()) <= 0.0:
+        return {}
+    best = min(per.values())
+    return {rank: best / v for rank, v in per.items()}
+
+
 def calibrated_platform(pr, path, shares=None, why=None):
     """platforms/local.xml rebuilt with the measured figures, plus local-1half. shares {cpu: s}:
     core cpu (host local-<cpu>) gets s of its rate, per-core bandwidth, gathers, divider and
@@ -534,7 +546,8 @@ def native_phase(a, specs, cfgs, out, log, watch):
 def predict_phase(a, pr, specs, cfgs, out, log, med, typical):
     """The SMPI predictions: each group on the calibrated platform; the second estimate (kernels
     measured here) of the 1- and 2-rank groups; each group again on a platform with its median
-    run's core shares (cores as measured around that run)."""
+    run's core shares (cores as measured around that run); the equal-core 2-rank groups once more
+    with the shares their median run's ranks saw (run_shares)."""
     import make_platforms as mp
     print("hardware.py: SMPI predictions", flush=True)
     jobs = [(name, cfgs[name], ["--policy", spec.get("policy", "NOW")]) for name, spec in specs.items()]
@@ -552,6 +565,13 @@ def predict_phase(a, pr, specs, cfgs, out, log, med, typical):
                                    f"Cores as measured around the median run of {name} (hardware.py's core watch):")
         cfg = write_scenario(a, out, spec, plat, f"-asrun-{name.split('-')[-1]}" if spec.get("emulated") else "-asrun")
         jobs.append((f"{name}-asrun", cfg, ["--policy", spec.get("policy", "NOW")]))
+    for name, spec in specs.items():  # the equal-core 2-rank groups: the cores as the run itself saw them
+        sh_ = run_shares(med[name]) if name.startswith("2rank-") and not spec.get("emulated") else {}
+        if not sh_:
+            continue
+        plat = calibrated_platform(pr, os.path.join(out, f"local-inrun-{name}.xml"), sh_,
+                                   f"Cores as the median run of {name} saw them (its ranks' loads per particle):")
+        jobs.append((f"{name}-inrun", write_scenario(a, out, spec, plat, "-inrun"), ["--policy", "NOW"]))
     pred = {}
     for name, cfg, extra in jobs:
         d = os.path.join(out, f"smpi-{name}")
@@ -607,6 +627,11 @@ def comparisons(pr, specs, runs, med, pred):
         if f"{name}-asrun" in pred:
             add(f"{LABELS[name]}: total time, cores as measured around the run", "s", med[name]["sim_time_s"],
                 pred[f"{name}-asrun"]["sim_time_s"])
+    for name in specs:  # the cores as the run's ranks saw them
+        if f"{name}-inrun" in pred:
+            add(f"{LABELS[name]}: total time, cores as measured in the run", "s", med[name]["sim_time_s"],
+                pred[f"{name}-inrun"]["sim_time_s"])
+            C[-1]["shares"] = {str(k): v for k, v in run_shares(med[name]).items()}
     for c in C:
         m, p = c["measured"], c["predicted"]
         c["error"] = (p - m) if c["error_kind"] == "points" else ((p - m) / m * 100 if m else None)

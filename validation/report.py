@@ -782,6 +782,13 @@ def _core_watch_reading(hw, comp, ct):
         txt += (" Predicted again with each core's share as the watch measured it around the median run (a platform "
                 "whose core keeps that share of its rate and bandwidth, as local-1half keeps half: a measurement of "
                 f"the run's machine, not a fitted constant): {err(asrun)}.")
+    inrun = {w.split(":")[0]: c for w, c in comp.items() if w.endswith("cores as measured in the run")}
+    if inrun:
+        shares = "; ".join(f"{k}: " + ", ".join(f"CPU {cpu} {v:.2f}" for cpu, v in sorted(c.get("shares", {}).items()))
+                           for k, c in inrun.items())
+        txt += (" The watch samples only a run's edges; a core slowed in its middle shows in the run itself: each "
+                "rank's compute time per particle against the faster rank's (the two ranks do equal work on equal "
+                f"cores; {shares}). Predicted with those shares: {err(inrun)}.")
     past = []
     for h in hw.get("history", [])[:-1]:
         hc = {c["what"]: c for c in h["comparisons"]}
