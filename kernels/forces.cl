@@ -118,7 +118,7 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
   const int base = i * slots;
   const int count = nbr_count[i];
   int touching[DEM_MAX_NEIGHBORS], partner[DEM_MAX_NEIGHBORS];
-  double rpart[(DEM_MAX_NEIGHBORS + 7) & ~7];
+  double rpart[(DEM_MAX_NEIGHBORS + 7) & ~7], ep[3][(DEM_MAX_NEIGHBORS + 7) & ~7];
   int m = 0;
   for (int k = 0; k < count; ++k) {
     int j = nbr_index[base + k];
@@ -130,11 +130,19 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
     else {
       touching[m] = k;
       partner[m] = j;
+      ep[0][m] = e0;
+      ep[1][m] = e1;
+      ep[2][m] = e2;
       rpart[m++] = rj;
     }
   }
   /* idle lanes of the last group read the first contact's radius */
-  for (int q = m; q < ((m + 7) & ~7); ++q) rpart[q] = rpart[0];
+  for (int q = m; q < ((m + 7) & ~7); ++q) {
+    rpart[q] = rpart[0];
+    ep[0][q] = ep[0][0];
+    ep[1][q] = ep[1][0];
+    ep[2][q] = ep[2][0];
+  }
   const double vi0 = vel[3 * i], vi1 = vel[3 * i + 1], vi2 = vel[3 * i + 2];
   const double wi0 = omega[3 * i], wi1 = omega[3 * i + 1], wi2 = omega[3 * i + 2];
   /* sums in registers: on a CPU device every address space is one, so the compiler must assume
@@ -152,7 +160,7 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
 #define DEM_LANES(a, idx, c)                                                                      \
   (double8)(a[idx[0] + c], a[idx[1] + c], a[idx[2] + c], a[idx[3] + c], a[idx[4] + c], a[idx[5] + c], \
             a[idx[6] + c], a[idx[7] + c])
-    double8 e0 = DEM_LANES(pos, j3, 0) - xi0, e1 = DEM_LANES(pos, j3, 1) - xi1, e2 = DEM_LANES(pos, j3, 2) - xi2;
+    double8 e0 = vload8(0, ep[0] + k0), e1 = vload8(0, ep[1] + k0), e2 = vload8(0, ep[2] + k0);
     double8 rj = vload8(0, rpart + k0);
     double8 d = sqrt(e0 * e0 + e1 * e1 + e2 * e2);
     double8 delta = (ri + rj) - d;
