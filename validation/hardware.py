@@ -29,6 +29,9 @@
    group is predicted twice: on the calibrated platform (the cores at their best), and on a
    platform giving each core its share around the median run (rate, per-core bandwidth, gathers,
    divider and page faults, as local-1half gets half): 'cores as measured around the run'.
+   The watch samples only a run's edges; the equal-core 2-rank groups are predicted a third time
+   with the shares their median run's ranks saw (each rank's load per particle against the
+   faster rank's): 'cores as measured in the run'.
 
 Each native measurement is repeated (--repeats, default 5) and the median run kept; the spread,
 the load average before each run and the CPU share the run's processes obtained are reported (on

@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""CTest check of validation/hardware.py's core shares (no runs: synthetic summaries).
+
+    validation/check_hardware.py
+
+1. core_typical: the median of every core time of the check (before and after each run).
+2. core_shares: the typical time over a core's mean time around a run, at most 1.
+3. run_shares: each rank's load per particle against the fastest rank's (1 for it); nothing for a
+   run of one rank or without particles.
+4. best_of: the median run by total time (the lower middle of an even count).
+5. calibrated_platform: with shares, a core's rate and per-core bandwidth scaled by its share,
+   local-1half at half of core 1's; without, both cores equal.
+Exit status 0 when all hold, else 1 (each failure printed).
+"""
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hardware as hw  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"check_hardware.py: FAIL: {what}")
+
+
+def close(a, b, what, tol=1e-12):
+    check(abs(a - b) <= tol * max(1.0, abs(b)), f"{what}: {a} != {b}")
+
+
+def rank(r, load, n):
+    return dict(rank=r, load_s=load, particles=n)
+
+
+def main():
+    groups = {"a": [{"_cores": {"0": [1.0, 3.0]}}], "b": [{"_cores": {"0": [2.0, 2.0], "1": [5.0, 1.5]}}]}
+    close(hw.core_typical(groups), 2.0, "core_typical: median of 1, 1.5, 2, 2, 3, 5")
+    check(hw.core_typical({"a": [{}]}) is None, "core_typical without watch times")
+    sh = hw.core_shares(groups["b"][0], 2.0)
+    close(sh[0], 1.0, "core_shares: a core at the typical time")
+    close(sh[1], 2.0 / 3.25, "core_shares: a slowed core, typical / mean")
+    close(hw.core_shares({"_cores": {"0": [1.0, 1.0]}}, 2.0)[0], 1.0, "core_shares: at most 1")
+    check(hw.core_shares(groups["b"][0], None) == {}, "core_shares without a typical time")
+
+    rs = hw.run_shares({"per_rank": [rank(0, 3.35, 250000), rank(1, 4.05, 250000)]})
+    close(rs[0], 1.0, "run_shares: the faster rank")
+    close(rs[1], 3.35 / 4.05, "run_shares: the slower rank")
+    rs = hw.run_shares({"per_rank": [rank(0, 2.0, 100), rank(1, 3.0, 300)]})
+    close(rs[0], 0.5, "run_shares: per particle (rank 0 twice as slow per particle)")
+    close(rs[1], 1.0, "run_shares: per particle (rank 1 the faster)")
+    check(hw.run_shares({"per_rank": [rank(0, 1.0, 10)]}) == {}, "run_shares: one rank")
+    check(hw.run_shares({"per_rank": [rank(0, 1.0, 0), rank(1, 1.0, 10)]}) == {}, "run_shares: a rank without particles")
+
+    runs = [{"sim_time_s": t} for t in (5.0, 3.0, 4.0, 9.0)]
+    close(hw.best_of(runs)["sim_time_s"], 4.0, "best_of: lower middle of four")
+    close(hw.best_of(runs[:3])["sim_time_s"], 4.0, "best_of: median of three")
+
+    pr = dict(bw_allcore=100e9, bw_1core=50e9, flops_1core=110e9, threads_all=2, gather_1core=7e9,
+              divider_1core=4e9, first_touch=0.4e9)
+    with tempfile.TemporaryDirectory() as d:
+        path = hw.calibrated_platform(pr, os.path.join(d, "p.xml"), {0: 1.0, 1: 0.8}, "test shares")
+        xml = open(path).read()
+        speed = {h: float(v) for h, v in re.findall(r'<host id="(local-[01]|local-1half)" speed="([0-9.e+-]+)f"', xml)}
+        check(len(speed) == 3, f"calibrated_platform: hosts local-0, local-1, local-1half ({sorted(speed)})")
+        if len(speed) == 3:
+            close(speed["local-1"] / speed["local-0"], 0.8, "calibrated_platform: core 1 at its share", 1e-5)
+            close(speed["local-1half"] / speed["local-0"], 0.4, "calibrated_platform: local-1half at half of core 1", 1e-5)
+        bws = [float(v) for v in re.findall(r'<prop id="core_bw" value="([0-9.e+-]+)"', xml)]
+        close(bws[1] / bws[0], 0.8, "calibrated_platform: core 1's per-core bandwidth at its share", 1e-5)
+        path = hw.calibrated_platform(pr, os.path.join(d, "q.xml"))
+        speed = dict(re.findall(r'<host id="(local-[01])" speed="([0-9.e+-]+)f"', open(path).read()))
+        check(speed.get("local-0") == speed.get("local-1"), "calibrated_platform without shares: equal cores")
+    if failures:
+        print(f"check_hardware.py: {len(failures)} failure(s)")
+        return 1
+    print("check_hardware.py: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
