@@ -4,12 +4,14 @@
     validation/check_hardware.py
 
 1. core_typical: the median of every core time of the check (before and after each run).
-2. core_shares: the typical time over a core's mean time around a run, at most 1.
+2. core_shares: the typical time over a core's mean time around a run, at most 1 (compute and
+   memory watch apart).
 3. run_shares: each rank's load per particle against the fastest rank's (1 for it); nothing for a
    run of one rank or without particles.
 4. best_of: the median run by total time (the lower middle of an even count).
 5. calibrated_platform: with shares, a core's rate and per-core bandwidth scaled by its share,
-   local-1half at half of core 1's; without, both cores equal.
+   local-1half at half of core 1's; a memory share scales the per-core bandwidth alone; without
+   shares, both cores equal.
 Exit status 0 when all hold, else 1 (each failure printed).
 """
 import os
@@ -46,6 +48,10 @@ def main():
     close(sh[1], 2.0 / 3.25, "core_shares: a slowed core, typical / mean")
     close(hw.core_shares({"_cores": {"0": [1.0, 1.0]}}, 2.0)[0], 1.0, "core_shares: at most 1")
     check(hw.core_shares(groups["b"][0], None) == {}, "core_shares without a typical time")
+    mem = {"a": [{"_cores_mem": {"0": [0.001, 0.001]}}], "b": [{"_cores_mem": {"0": [0.001, 0.003]}}]}
+    close(hw.core_typical(mem, "_cores_mem"), 0.001, "core_typical of the memory watch")
+    close(hw.core_shares(mem["b"][0], 0.001, "_cores_mem")[0], 0.5, "core_shares of the memory watch")
+    check(hw.core_shares(mem["b"][0], 0.001) == {}, "core_shares: the compute watch ignores the memory watch's times")
 
     rs = hw.run_shares({"per_rank": [rank(0, 3.35, 250000), rank(1, 4.05, 250000)]})
     close(rs[0], 1.0, "run_shares: the faster rank")
@@ -72,6 +78,13 @@ def main():
             close(speed["local-1half"] / speed["local-0"], 0.4, "calibrated_platform: local-1half at half of core 1", 1e-5)
         bws = [float(v) for v in re.findall(r'<prop id="core_bw" value="([0-9.e+-]+)"', xml)]
         close(bws[1] / bws[0], 0.8, "calibrated_platform: core 1's per-core bandwidth at its share", 1e-5)
+        path = hw.calibrated_platform(pr, os.path.join(d, "m.xml"), {0: 1.0, 1: 0.8}, "test", {0: 0.5})
+        xml = open(path).read()
+        speed = dict(re.findall(r'<host id="(local-[01])" speed="([0-9.e+-]+)f"', xml))
+        bws = [float(v) for v in re.findall(r'<prop id="core_bw" value="([0-9.e+-]+)"', xml)]
+        check(speed.get("local-0") is not None and float(speed["local-0"]) / float(speed["local-1"]) > 1.2,
+              "calibrated_platform: a memory share leaves the core's rate alone")
+        close(bws[0] / bws[1], 0.5 / 0.8, "calibrated_platform: core 0's per-core bandwidth at its memory share", 1e-5)
         path = hw.calibrated_platform(pr, os.path.join(d, "q.xml"))
         speed = dict(re.findall(r'<host id="(local-[01])" speed="([0-9.e+-]+)f"', open(path).read()))
         check(speed.get("local-0") == speed.get("local-1"), "calibrated_platform without shares: equal cores")

@@ -28,7 +28,10 @@
    typical core, and each core's share around a run is that over its mean time then (at most 1). Every
    group is predicted twice: on the calibrated platform (the cores at their best), and on a
    platform giving each core its share around the median run (rate, per-core bandwidth, gathers,
-   divider and page faults, as local-1half gets half): 'cores as measured around the run'.
+   divider and page faults, as local-1half gets half): 'cores as measured around the run'. A
+   memory watch beside it (kick-drift, a streaming kernel) gives each core a memory share too,
+   which that platform applies to the core's per-core bandwidth and gathers (a neighbour can take
+   the bus and leave the core's arithmetic alone).
    The watch samples only a run's edges; the equal-core 2-rank groups are predicted a third time
    with the shares their median run's ranks saw (each rank's load per particle against the
    faster rank's): 'cores as measured in the run'.
@@ -138,18 +141,18 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
                 kernel_rate=rate, clock_hz=clock, kernel_flops_per_cycle=rate / clock)
 
 
-def kernel_1core(plat, exe, cpu, reps, side):
-    """The contact-force kernel on one core (one PoCL thread, pinned to `cpu` where taskset
-    exists): its best time over reps, s; None when calibrate_cost fails (its output in the
-    second value)."""
+def kernel_1core(plat, exe, cpu, reps, side, packing="contact", kernel="forces_all"):
+    """A kernel on one core (one PoCL thread, pinned to `cpu` where taskset exists), by default the
+    contact-force kernel: its best time over reps, s; None when calibrate_cost fails (its output
+    in the second value)."""
     env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
     taskset = shutil.which("taskset")
     cmd = ([taskset, "-c", str(cpu)] if taskset else []) + [exe, "--platform", plat, "--host", "local-0", "--sizes",
-                                                           str(side), "--packings", "contact", "--reps", str(reps)]
+                                                           str(side), "--packings", packing, "--reps", str(reps)]
     p = sh(cmd, env=env)
     if p.returncode:
         return None, p.stdout
-    row = next(l for l in p.stdout.splitlines() if l.startswith("contact") and " forces_all " in l)
+    row = next(l for l in p.stdout.splitlines() if l.startswith(packing) and f" {kernel} " in l)
     return float(row.replace("|", " ").split()[9]) * 1e-6, p.stdout
 
 
@@ -170,40 +173,46 @@ class CoreWatch:
     this virtual machine's cores for minutes; the median of all the check's times is the typical
     core, and a core's share during a run is that time over its mean time around the run, at
     most 1 (a core as fast as usual keeps all of it; the noise of the measurement, a few per
-    cent either side of the median, moves nothing). Disabled (no shares) when calibrate_cost is
-    not built."""
+    cent either side of the median, moves nothing). The same for the core's memory: kick-drift,
+    a streaming kernel bound by the core's bandwidth, over 262,144 particles apart (_mem): a
+    neighbour can take the bus and leave the core's arithmetic alone. Disabled (no shares) when
+    calibrate_cost is not built."""
 
-    def __init__(self, plat, exe, reps=5, side=50):
-        self.plat, self.reps, self.side = plat, reps, side
+    def __init__(self, plat, exe, reps=5, side=50, mem_side=64):
+        self.plat, self.reps, self.side, self.mem_side = plat, reps, side, mem_side
         self.exe = exe if os.access(exe, os.X_OK) else None
 
-    def times(self, cpus):
+    def times(self, cpus, mem=False):
         if not self.exe:
             return {}
-        t = {cpu: kernel_1core(self.plat, self.exe, cpu, self.reps, self.side)[0] for cpu in cpus}
+        args = (self.mem_side, "apart", "kick_drift") if mem else (self.side,)
+        t = {cpu: kernel_1core(self.plat, self.exe, cpu, self.reps, *args)[0] for cpu in cpus}
         return {} if None in t.values() else t
 
     def around(self, run, cpus):
-        """run() between two measurements of `cpus`; its summary gets _cores {cpu: [before, after]}."""
-        before = self.times(cpus)
+        """run() between two measurements of `cpus`; its summary gets _cores and _cores_mem
+        {cpu: [before, after]}."""
+        before, before_mem = self.times(cpus), self.times(cpus, True)
         s = run()
-        after = self.times(cpus)
+        after, after_mem = self.times(cpus), self.times(cpus, True)
         s["_cores"] = {str(c): [before[c], after[c]] for c in cpus if c in before and c in after}
+        s["_cores_mem"] = {str(c): [before_mem[c], after_mem[c]] for c in cpus if c in before_mem and c in after_mem}
         return s
 
 
-def core_typical(groups):
-    """The median core time of the check: the typical core (a slowed core is the exception)."""
-    t = sorted(x for runs in groups.values() for r in runs for v in r.get("_cores", {}).values() for x in v)
+def core_typical(groups, key="_cores"):
+    """The median core time of the check (key "_cores_mem": of its memory): the typical core (a
+    slowed core is the exception)."""
+    t = sorted(x for runs in groups.values() for r in runs for v in r.get(key, {}).values() for x in v)
     return t[(len(t) - 1) // 2] if t else None
 
 
-def core_shares(run, typical):
-    """{cpu: share} of a run's cores: the typical core time over the core's mean time around the
-    run, at most 1."""
+def core_shares(run, typical, key="_cores"):
+    """{cpu: share} of a run's cores (key "_cores_mem": of their memory): the typical time over the
+    core's mean time around the run, at most 1."""
     if not typical:
         return {}
-    return {int(c): min(1.0, typical / (sum(v) / len(v))) for c, v in run.get("_cores", {}).items()}
+    return {int(c): min(1.0, typical / (sum(v) / len(v))) for c, v in run.get(key, {}).items()}
 
 
 def run_shares(run):
@@ -218,13 +227,14 @@ def run_shares(run):
     return {rank: best / v for rank, v in per.items()}
 
 
-def calibrated_platform(pr, path, shares=None, why=None):
+def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
     """platforms/local.xml rebuilt with the measured figures, plus local-1half. shares {cpu: s}:
     core cpu (host local-<cpu>) gets s of its rate, per-core bandwidth, gathers, divider and
     page-fault rate, as a core time-shared with something else (local-1half: 0.5 of core 1's
-    share); why: a line for the header saying what the shares are."""
+    share); mem_shares {cpu: m}: besides, m of its per-core bandwidth and gathers (a bus taken by
+    a neighbour); why: a line for the header saying what the shares are."""
     import make_platforms as mp
-    shares = shares or {}
+    shares, mem_shares = shares or {}, mem_shares or {}
     bw, core_bw, peak = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"]), pr["flops_1core"]
     # the probe's FMA loop gives the core's peak; the DEM kernels run at KERNEL_FLOPS_PER_CYCLE
     # per clock cycle (make_platforms.py), the clock being peak / 32 flop per cycle (AVX-512 FMA
@@ -245,18 +255,20 @@ def calibrated_platform(pr, path, shares=None, why=None):
     if why:
         header += ["", why] + [f"local-{c}: {s:.3f} of the core (rate, per-core bandwidth, gathers, divider, page faults)."
                                for c, s in sorted(shares.items())]
+        header += [f"local-{c}: besides, {m:.3f} of its per-core bandwidth and gathers (memory-bound watch)."
+                   for c, m in sorted(mem_shares.items()) if m < 1.0]
 
-    def core(host, cname, cores, s):
+    def core(host, cname, cores, s, m=1.0):
         return dict(host=host, cores=cores, flops=flops * s,
-                    props=mp.container_props(cname, "local", "local", core_bw * s, latency=mp.CPU_LAUNCH_LATENCY,
-                                             llc=mp.LOCAL_LLC, cores=cores, gather=pr["gather_1core"] * s,
+                    props=mp.container_props(cname, "local", "local", core_bw * s * m, latency=mp.CPU_LAUNCH_LATENCY,
+                                             llc=mp.LOCAL_LLC, cores=cores, gather=pr["gather_1core"] * s * m,
                                              divider=pr["divider_1core"] * s, first_touch=pr["first_touch"] * s))
     node = mp.simple_node("local", "local", bw, flops, core_bw, [("local", 2, "local-2core")],
                           ["the machine: node 'local', memory bus local-membus"],
                           latency=mp.CPU_LAUNCH_LATENCY, llc=mp.LOCAL_LLC, gather=pr["gather_1core"],
                           divider=pr["divider_1core"], first_touch=pr["first_touch"])
-    node["containers"][:0] = [core("local-0", "local-1core", 1, shares.get(0, 1.0)),
-                              core("local-1", "local-1core", 1, shares.get(1, 1.0))]
+    node["containers"][:0] = [core("local-0", "local-1core", 1, shares.get(0, 1.0), mem_shares.get(0, 1.0)),
+                              core("local-1", "local-1core", 1, shares.get(1, 1.0), mem_shares.get(1, 1.0))]
     node["containers"].append(core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0)))
     with open(path, "w") as f:
         f.write(mp.platform("local", header, [node]))
@@ -546,7 +558,7 @@ def native_phase(a, specs, cfgs, out, log, watch):
     return runs
 
 
-def predict_phase(a, pr, specs, cfgs, out, log, med, typical):
+def predict_phase(a, pr, specs, cfgs, out, log, med, typical, typical_mem=None):
     """The SMPI predictions: each group on the calibrated platform; the second estimate (kernels
     measured here) of the 1- and 2-rank groups; each group again on a platform with its median
     run's core shares (cores as measured around that run); the equal-core 2-rank groups once more
@@ -565,7 +577,8 @@ def predict_phase(a, pr, specs, cfgs, out, log, med, typical):
         if not sh_:
             continue
         plat = calibrated_platform(pr, os.path.join(out, f"local-asrun-{name}.xml"), sh_,
-                                   f"Cores as measured around the median run of {name} (hardware.py's core watch):")
+                                   f"Cores as measured around the median run of {name} (hardware.py's core watch):",
+                                   core_shares(med[name], typical_mem, "_cores_mem"))
         cfg = write_scenario(a, out, spec, plat, f"-asrun-{name.split('-')[-1]}" if spec.get("emulated") else "-asrun")
         jobs.append((f"{name}-asrun", cfg, ["--policy", spec.get("policy", "NOW")]))
     for name, spec in specs.items():  # the equal-core 2-rank groups: the cores as the run itself saw them
@@ -684,6 +697,18 @@ def make_notes(a, ncpu, specs, runs, typical, pr):
                      "at most 1): "
                      + " | ".join(parts) + ". 'cores as measured around the run' predicts the median run on a "
                      "platform giving each core that share of its rate and bandwidth.")
+    typical_mem = core_typical(runs, "_cores_mem")
+    if typical_mem:
+        parts = []
+        for name in specs:
+            cells = [", ".join(f"CPU {c} {v[0] * 1e3:.2f} / {v[1] * 1e3:.2f} ms "
+                               f"({core_shares(r, typical_mem, '_cores_mem')[int(c)]:.2f})"
+                               for c, v in sorted(r.get("_cores_mem", {}).items())) for r in runs[name]]
+            parts.append(f"{name}: " + "; ".join(cells))
+        notes.append("Memory watch: kick-drift (a streaming kernel, 262,144 particles apart) alone on each core, "
+                     f"right before / after each run (median of the check {typical_mem * 1e3:.2f} ms; in brackets the "
+                     "core's memory share, at most 1, which 'cores as measured around the run' also gives the core's "
+                     "per-core bandwidth and gathers): " + " | ".join(parts) + ".")
     if "2rank-NOW" in specs:
         if a.emulate_with == "throttle":
             th = [r["_throttle_share"] for n in ("2rank-NOW", "2rank-RW") for r in runs[n] if r.get("_throttle_share")]
@@ -748,8 +773,8 @@ def main():
     runs = native_phase(a, specs, cfgs, out, log, watch)
     reprobe(a, pr, ncpu, plat)
     med = {name: best_of(r) for name, r in runs.items()}
-    typical = core_typical(runs)
-    pred = predict_phase(a, pr, specs, cfgs, out, log, med, typical)
+    typical, typical_mem = core_typical(runs), core_typical(runs, "_cores_mem")
+    pred = predict_phase(a, pr, specs, cfgs, out, log, med, typical, typical_mem)
     C = comparisons(pr, specs, runs, med, pred)
     two = [n for n in specs if n.startswith("2rank-") and not specs[n].get("emulated")]
     core_seen = {n.split("-", 1)[1]: [dict(cpu0_s=sum(r["_cores"]["0"]) / 2, cpu1_s=sum(r["_cores"]["1"]) / 2,
@@ -762,7 +787,8 @@ def main():
     loads = [s["_loadavg_before"] for v in runs.values() for s in v]
     res = dict(command=cmdline, probe=pr, platform=plat, comparisons=C, notes=make_notes(a, ncpu, specs, runs, typical, pr),
                cpu_share=shares, core_times=core_seen, core_typical_s=typical,
-               core_watch={n: [r.get("_cores", {}) for r in v] for n, v in runs.items()},
+               core_watch={n: [r.get("_cores", {}) for r in v] for n, v in runs.items()}, core_typical_mem_s=typical_mem,
+               core_watch_mem={n: [r.get("_cores_mem", {}) for r in v] for n, v in runs.items()},
                setup=f"Machine: {ncpu} cores; native build `{a.native}`, SMPI build `{a.demsim}`.",
                wall_s=time.time() - t_start, _loads=[min(loads), max(loads)])
     write_results(a, out, res, C)
