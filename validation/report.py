@@ -780,8 +780,9 @@ def _core_watch_reading(hw, comp, ct):
             f"miss by {err(static)}.")
     if asrun:
         txt += (" Predicted again with each core's share as the watch measured it around the median run (a platform "
-                "whose core keeps that share of its rate and bandwidth, as local-1half keeps half: a measurement of "
-                f"the run's machine, not a fitted constant): {err(asrun)}.")
+                "whose core keeps that share of its rate and bandwidth, as local-1half keeps half, and where the "
+                "memory watch, kick-drift on the same core, saw the core's memory slowed, that share of its bandwidth "
+                f"too: a measurement of the run's machine, not a fitted constant): {err(asrun)}.")
     inrun = {w.split(":")[0]: c for w, c in comp.items() if w.endswith("cores as measured in the run")}
     if inrun:
         shares = "; ".join(f"{k}: " + ", ".join(f"CPU {cpu} {v:.2f}" for cpu, v in sorted(c.get("shares", {}).items()))
