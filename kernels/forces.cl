@@ -178,26 +178,24 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
     double8 xi[3] = {DEM_LANES(spring, s3, 0), DEM_LANES(spring, s3, 1), DEM_LANES(spring, s3, 2)};
 #undef DEM_LANES
     double8 fo[3], to[3];
-    double g[9][8];
     dem_contact8(prm, n, delta, rstar, mstar, vr, ws, (double8)(ri), xi, fo, to);
-    for (int c = 0; c < 3; ++c) {
-      vstore8(fo[c], 0, g[c]);
-      vstore8(to[c], 0, g[3 + c]);
-      vstore8(xi[c], 0, g[6 + c]);
-    }
-    /* in slot order, as the reference sums them */
-    for (int l = 0; l < 8 && k0 + l < m; ++l) {
-      int k = touching[k0 + l];
-      f0 = f0 + g[0][l];
-      f1 = f1 + g[1][l];
-      f2 = f2 + g[2][l];
-      t0 = t0 + g[3][l];
-      t1 = t1 + g[4][l];
-      t2 = t2 + g[5][l];
-      spring[3 * (base + k)] = g[6][l];
-      spring[3 * (base + k) + 1] = g[7][l];
-      spring[3 * (base + k) + 2] = g[8][l];
-    }
+    /* in slot order, as the reference sums them: lane by lane, each lane named (a lane read
+     * through a private array waited for its store) */
+#define DEM_LANE_ADD(L)                                                                           \
+  if (k0 + L < m) {                                                                               \
+    f0 = f0 + fo[0].s##L, f1 = f1 + fo[1].s##L, f2 = f2 + fo[2].s##L;                           \
+    t0 = t0 + to[0].s##L, t1 = t1 + to[1].s##L, t2 = t2 + to[2].s##L;                           \
+    spring[s3[L]] = xi[0].s##L, spring[s3[L] + 1] = xi[1].s##L, spring[s3[L] + 2] = xi[2].s##L; \
+  }
+    DEM_LANE_ADD(0)
+    DEM_LANE_ADD(1)
+    DEM_LANE_ADD(2)
+    DEM_LANE_ADD(3)
+    DEM_LANE_ADD(4)
+    DEM_LANE_ADD(5)
+    DEM_LANE_ADD(6)
+    DEM_LANE_ADD(7)
+#undef DEM_LANE_ADD
   }
   f[0] = f0, f[1] = f1, f[2] = f2;
   t[0] = t0, t[1] = t1, t[2] = t2;
