@@ -39,10 +39,13 @@ inline void dem_spring_zero(__global double *spring, int s)
  * become selects, and the caller adds the lanes' forces in slot order. Inputs: unit normal n,
  * overlap delta, R*, m*, v_i - v_j, r_i w_i + r_j w_j, the lever arm r_i (one particle's in
  * the pair pass, each lane's own in the wall pass), spring xi (updated in place); outputs:
- * force (fo) and torque (to) contributions on i. */
-__attribute__((always_inline)) inline void dem_contact8(__constant const double *prm, const double8 *n, double8 delta, double8 rstar,
-                         double8 mstar, const double8 *vr, const double8 *ws, double8 ri, double8 *xi,
-                         double8 *fo, double8 *to)
+ * force (fo) and torque (to) contributions on i. Inlined: called out of line, its double8
+ * arguments went through memory (BENCHMARKS.md "Kick-drift in lanes of eight; ... the contact law
+ * inlined": the pair pass -4 %). */
+__attribute__((always_inline)) inline void dem_contact8(__constant const double *prm, const double8 *n, double8 delta,
+                                                       double8 rstar, double8 mstar, const double8 *vr,
+                                                       const double8 *ws, double8 ri, double8 *xi, double8 *fo,
+                                                       double8 *to)
 {
   double8 ddot = vr[0] * n[0] + vr[1] * n[1] + vr[2] * n[2];
   double8 sr = sqrt(rstar);
@@ -102,10 +105,12 @@ __attribute__((always_inline)) inline void dem_contact8(__constant const double 
 
 /* adds the particle-particle contacts of i (wall slots skipped) to f, t; returns contacts.
  * First a scalar pass sorts the slots into touching partners and others (whose springs are
- * cleared); then the touching ones go through the law eight at a time. The lanes are built in
- * registers from element loads: written to a private array and read back as vectors they waited
- * on store forwarding, and PoCL's SLP vectorizer (off under the "loops" work-group method,
- * solver/device.c) makes gathers of them (BENCHMARKS.md "The contact lanes in registers"). */
+ * cleared); then the touching ones go through the law eight at a time. The partners' data are
+ * built into lanes in registers from element loads: written to a private array and read back as
+ * vectors they waited on store forwarding, and PoCL's SLP vectorizer (off under the "loops"
+ * work-group method, solver/device.c) makes gathers of them (BENCHMARKS.md "The contact lanes in
+ * registers"). What the scalar pass itself computed, each touching partner's radius and
+ * separation, it leaves in private arrays read as vectors long after (-1.3 %). */
 inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __global const double *pos,
                              __global const double *vel, __global const double *omega,
                              __global const double *radius, __global const int *nbr_count,
@@ -136,7 +141,7 @@ inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __g
       rpart[m++] = rj;
     }
   }
-  /* idle lanes of the last group read the first contact's radius */
+  /* idle lanes of the last group read the first contact's radius and separation */
   for (int q = m; q < ((m + 7) & ~7); ++q) {
     rpart[q] = rpart[0];
     ep[0][q] = ep[0][0];

@@ -662,6 +662,17 @@ LABELS = {"1rank-contact": "1 rank, particles contact, no stress", "1rank-apart"
           "2rank-NOW": "2 ranks (one on half a core), NOW", "2rank-RW": "2 ranks (one on half a core), RW"}
 
 
+def _watch_cells(specs, runs, typical, key, digits):
+    """One watch's times per group and run: 'name: CPU c before / after ms (share), ...; ... | ...'."""
+    parts = []
+    for name in specs:
+        cells = [", ".join(f"CPU {c} {v[0] * 1e3:.{digits}f} / {v[1] * 1e3:.{digits}f} ms "
+                           f"({core_shares(r, typical, key)[int(c)]:.2f})" for c, v in sorted(r.get(key, {}).items()))
+                 for r in runs[name]]
+        parts.append(f"{name}: " + "; ".join(cells))
+    return " | ".join(parts)
+
+
 def make_notes(a, ncpu, specs, runs, typical, pr):
     allruns = [r for v in runs.values() for r in v]
     loads = [s["_loadavg_before"] for s in allruns]
@@ -687,28 +698,17 @@ def make_notes(a, ncpu, specs, runs, typical, pr):
     for name in specs:
         notes.append(spread(f"native, {LABELS[name]}", runs[name]))
     if typical:
-        parts = []
-        for name in specs:
-            cells = [", ".join(f"CPU {c} {v[0] * 1e3:.1f} / {v[1] * 1e3:.1f} ms ({core_shares(r, typical)[int(c)]:.2f})"
-                               for c, v in sorted(r.get("_cores", {}).items())) for r in runs[name]]
-            parts.append(f"{name}: " + "; ".join(cells))
         notes.append("Core watch: the contact-force kernel alone on each core a run uses, right before / after it "
                      f"(median of the check {typical * 1e3:.1f} ms; in brackets the core's share, median over mean, "
-                     "at most 1): "
-                     + " | ".join(parts) + ". 'cores as measured around the run' predicts the median run on a "
-                     "platform giving each core that share of its rate and bandwidth.")
+                     "at most 1): " + _watch_cells(specs, runs, typical, "_cores", 1) + ". 'cores as measured around "
+                     "the run' predicts the median run on a platform giving each core that share of its rate and "
+                     "bandwidth.")
     typical_mem = core_typical(runs, "_cores_mem")
     if typical_mem:
-        parts = []
-        for name in specs:
-            cells = [", ".join(f"CPU {c} {v[0] * 1e3:.2f} / {v[1] * 1e3:.2f} ms "
-                               f"({core_shares(r, typical_mem, '_cores_mem')[int(c)]:.2f})"
-                               for c, v in sorted(r.get("_cores_mem", {}).items())) for r in runs[name]]
-            parts.append(f"{name}: " + "; ".join(cells))
         notes.append("Memory watch: kick-drift (a streaming kernel, 262,144 particles apart) alone on each core, "
                      f"right before / after each run (median of the check {typical_mem * 1e3:.2f} ms; in brackets the "
                      "core's memory share, at most 1, which 'cores as measured around the run' also gives the core's "
-                     "per-core bandwidth and gathers): " + " | ".join(parts) + ".")
+                     "per-core bandwidth and gathers): " + _watch_cells(specs, runs, typical_mem, "_cores_mem", 2) + ".")
     if "2rank-NOW" in specs:
         if a.emulate_with == "throttle":
             th = [r["_throttle_share"] for n in ("2rank-NOW", "2rank-RW") for r in runs[n] if r.get("_throttle_share")]
