@@ -30,7 +30,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #    particles in contact, both cores, best of 10 through validation/calibrate_cost) less the
 #    model's memory term (its cache-line traffic over the probe's bus bandwidth) and its
 #    divisions and square roots at the probe's divider rate, per core, over the core clock
-#    (bwprobe's FMA loop over 32 flop/cycle, AVX-512). Five runs on 2026-12-05 03:43-03:48 UTC
+#    (bwprobe's FMA loop over 32 flop/cycle, AVX-512). Five runs on 2026-12-05 08:42-08:47 UTC
+#    (idle), after kick-drift went into lanes of eight and the search row walk and the contact
+#    law were inlined (commits 196d25b-41f244c; BENCHMARKS.md "Kick-drift in lanes of eight"):
+#    3.06, 3.53, 3.10, 3.04, 3.25 -> the median, 3.10 (five runs earlier that day with all but
+#    the last of those changes: 3.07, 3.14, 3.12, 3.08, 3.06). Before them, five runs on 2026-12-05 03:43-03:48 UTC
 #    (2-core AMD EPYC VM, idle), after the pair pass lost its locked adds and its scalar root
 #    (commit c951a45; BENCHMARKS.md "The pair pass without its locked adds") and the contact was
 #    recounted for it (8 divider lanes, not 9): 1.78, 2.72, 2.77, 2.95, 2.90 -> the median, 2.77
@@ -44,7 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #    not the vector width, bound the rest of such kernels, so the figure carries over to other
 #    x86 cores by their clock (not by their peak). A CPU host's speed is its base clock x
 #    KERNEL_FLOPS_PER_CYCLE.
-KERNEL_FLOPS_PER_CYCLE = 2.77
+KERNEL_FLOPS_PER_CYCLE = 3.10
 # The P100 runs the same kernels. Its FP64 rate for them comes from a published measurement of
 # an OpenCL DEM with tangential history on this GPU: 3.7-5.7 x (geometric middle 4.6 x) a
 # two-socket Xeon E5-2630 v4 node (VilniusTech, "Performance evaluation of various discrete

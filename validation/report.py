@@ -280,8 +280,8 @@ def calibration_rows():
          f"{speed('n1-cn6700-4') / 3.4e9:.2f}", "CALIBRATION CONSTANT 1",
          "MEASURED on the development machine by `validation/hardware.py --calibrate-only`: the contact-force kernel "
          "(validation/calibrate_cost) less its modelled memory time and its divisions and square roots at the "
-         "probe's divider rate, per core, over bwprobe's clock; five runs after the kernel change of 2026-12-05 (1.78, 2.72, "
-         "2.77, 2.95, 2.90: median; the kernel before it gave 2.41); platforms/README.md; "
+         "probe's divider rate, per core, over bwprobe's clock; five runs after the kernel changes of 2026-12-05 (3.06, 3.53, "
+         "3.10, 3.04, 3.25: median; the kernels before them gave 2.77, and 2.41 before that); platforms/README.md; "
          "not fitted to any figure of the study"),
         ("divider rate per core, i7-6700 / i7-4790 (divider_rate: FP64 divisions and square roots)",
          f"{prop('n1-cn6700-4', 'divider_rate') / 1e9:.2f} / {prop('n6-cn4790-4', 'divider_rate') / 1e9:.2f} G lanes/s",
@@ -315,7 +315,7 @@ def calibration_rows():
          "i7-6700K (1 thread 25.4 GB/s, 4 threads 42.0 GB/s, read; rigaya34589.blog.fc2.com entry 660). The "
          f"i7-4790's {prop('n6-cn4790-4', 'core_bw') / 1e9:.2f} GB/s = 0.60 x 29.87 reuses the fraction (no new "
          "constant); not fitted to any figure of the study"),
-        ("Zoltan RCB cost", "246 core cycles per particle and bisection level (681 flops at 2.77 per cycle), and "
+        ("Zoltan RCB cost", "246 core cycles per particle and bisection level (763 flops at 3.10 per cycle), and "
          "53 B of new memory per particle a call",
          "measurement", "measured with Zoltan itself on the development machine: 150 ns per particle-level at "
          "3.28 GHz, of which that VM's page faults on Zoltan's fresh scratch (validation/rcbprobe.c: 53 B per "
