@@ -269,7 +269,7 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
                           divider=pr["divider_1core"], first_touch=pr["first_touch"])
     node["containers"][:0] = [core("local-0", "local-1core", 1, shares.get(0, 1.0), mem_shares.get(0, 1.0)),
                               core("local-1", "local-1core", 1, shares.get(1, 1.0), mem_shares.get(1, 1.0))]
-    node["containers"].append(core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0)))
+    node["containers"].append(core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0), mem_shares.get(1, 1.0)))
     with open(path, "w") as f:
         f.write(mp.platform("local", header, [node]))
     return path
