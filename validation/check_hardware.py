@@ -12,6 +12,9 @@
 5. calibrated_platform: with shares, a core's rate and per-core bandwidth scaled by its share,
    local-1half at half of core 1's; a memory share scales the per-core bandwidth alone; without
    shares, both cores equal.
+6. cpu_identity: the first processor of a cpuinfo file (name, family, model, widest vector ISA).
+7. report.tolerance_line: counts the four plain total-time rows within +-15 % (the bound itself
+   inside), no other rows.
 Exit status 0 when all hold, else 1 (each failure printed).
 """
 import os
@@ -88,6 +91,26 @@ def main():
         path = hw.calibrated_platform(pr, os.path.join(d, "q.xml"))
         speed = dict(re.findall(r'<host id="(local-[01])" speed="([0-9.e+-]+)f"', open(path).read()))
         check(speed.get("local-0") == speed.get("local-1"), "calibrated_platform without shares: equal cores")
+        cpuinfo = os.path.join(d, "cpuinfo")
+        with open(cpuinfo, "w") as f:
+            f.write("processor\t: 0\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n"
+                    "flags\t\t: fpu sse2 avx avx2 avx512f\n\nprocessor\t: 1\nmodel name\t: other\n")
+        cpu = hw.cpu_identity(cpuinfo)
+        check(cpu.get("text") == "AMD EPYC, family 25 model 17, AVX-512",
+              f"cpu_identity: the first processor's name, family, model and widest vector ISA ({cpu})")
+        check(hw.cpu_identity(os.path.join(d, "absent")) == {}, "cpu_identity: no cpuinfo, nothing")
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import report  # noqa: E402
+    rows = [dict(what="1 rank, particles contact: total time, no stress", error=-12.5),
+            dict(what="1 rank, particles apart: total time, no stress", error=-15.01),
+            dict(what="2 ranks (one per core), particles contact: total time", error=15.0),
+            dict(what="2 ranks (one per core), particles apart: total time", error=None),
+            dict(what="2 ranks (one on half a core), total time NOW", error=1.0)]
+    line = report.tolerance_line(rows)
+    check(bool(line) and " 2 of 3 (" in line[0],
+          f"tolerance_line: -12.5 and +15.0 inside, -15.01 outside, no error and other rows not counted ({line})")
+    check(report.tolerance_line(rows[3:]) == [], "tolerance_line: no total-time row with an error, no line")
     if failures:
         print(f"check_hardware.py: {len(failures)} failure(s)")
         return 1

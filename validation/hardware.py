@@ -38,7 +38,10 @@
 
 Each native measurement is repeated (--repeats, default 5) and the median run kept; the spread,
 the load average before each run and the CPU share the run's processes obtained are reported (on
-a machine shared with other users they decide whether the comparison means anything).
+a machine shared with other users they decide whether the comparison means anything), and so is
+the processor (/proc/cpuinfo: a virtual machine of one kind lands on hosts of different processor
+generations, and the kernels' rate per cycle moves with them). The report counts the four plain
+total-time rows (1 and 2 ranks, contact and apart) within +-15 % of the measurement.
 Writes DIR/hardware.json (read by run_validation.py's report) and DIR/HARDWARE.md.
 """
 import argparse
@@ -446,11 +449,29 @@ def parse_args():
     return a
 
 
+def cpu_identity(path="/proc/cpuinfo"):
+    """This machine's processor as its kernel names it: a virtual machine of the same kind can land
+    on hosts of different processor generations, and the kernels' rate per cycle moves with them,
+    so every check records which it ran on. {} where the file is absent (not Linux)."""
+    try:
+        with open(path) as f:
+            first = f.read().split("\n\n")[0]
+    except OSError:
+        return {}
+    kv = dict((k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in first.splitlines()) if _)
+    flags = kv.get("flags", "").split()
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "AVX" if "avx" in flags else "-"
+    return dict(model_name=kv.get("model name", "?"), family=kv.get("cpu family", "?"), model=kv.get("model", "?"),
+                isa=isa, text=f"{kv.get('model name', '?')}, family {kv.get('cpu family', '?')} model "
+                          f"{kv.get('model', '?')}, {isa}")
+
+
 def probe_phase(a, out, ncpu):
     """The probe, the calibrated platform and the kernel's own rate (calibrate_cost)."""
     print("hardware.py: probe", flush=True)
     exe = build_probe(out)
     pr = probe(exe, a.repeats, ncpu, 64 if a.quick else 256)
+    pr["cpu"] = cpu_identity()
     with Background(VM):
         pr["bw_1core_next_to_vm"] = max(
             json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(64 if a.quick else 256)]).stdout)
@@ -731,6 +752,8 @@ def write_results(a, out, res, C):
             history = json.load(f)
     history.append(dict(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), loadavg=res.pop("_loads"),
                         particles=a.particles, steps=a.steps, repeats=a.repeats,
+                        cpu=res["probe"].get("cpu", {}).get("text"),
+                        kernel_flops_per_cycle=res["probe"].get("kernel_flops_per_cycle"),
                         comparisons=[{k: c[k] for k in ("what", "unit", "measured", "predicted")} for c in C]))
     with open(hist_path, "w") as f:
         json.dump(history, f, indent=1)

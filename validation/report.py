@@ -561,6 +561,23 @@ def _platform_kfpc():
     return make_platforms.KERNEL_FLOPS_PER_CYCLE
 
 
+HW_TOLERANCE = 15.0  # per cent: the tolerance the total-time rows are held to
+
+
+def tolerance_line(comparisons):
+    """How many of the plain total-time rows (1 and 2 ranks, contact and apart, the calibrated
+    platform's first estimate) are within HW_TOLERANCE of the measurement."""
+    rows = [c for c in comparisons if c.get("error") is not None and c["what"] in (
+        "1 rank, particles contact: total time, no stress", "1 rank, particles apart: total time, no stress",
+        "2 ranks (one per core), particles contact: total time", "2 ranks (one per core), particles apart: total time")]
+    if not rows:
+        return []
+    inside = [c for c in rows if abs(c["error"]) <= HW_TOLERANCE]
+    return [f"Total times of the calibrated platform's prediction within +-{HW_TOLERANCE:.0f} % of the measurement: "
+            f"{len(inside)} of {len(rows)} (" + "; ".join(f"{c['what'].split(':')[0]} {c['error']:+.1f} %" for c in rows)
+            + ").", ""]
+
+
 def hardware_section(hw):
     L = ["## Validation on hardware", ""]
     L.append(f"Command: `{hw.get('command', 'validation/hardware.py')}` ({hw.get('wall_s', 0):.0f} s of wall time). "
@@ -568,7 +585,8 @@ def hardware_section(hw):
     L.append("")
     p = hw.get("probe", {})
     if p:
-        rows = [
+        rows = [("processor (/proc/cpuinfo)", p["cpu"]["text"])] if p.get("cpu", {}).get("text") else []
+        rows += [
             ("triad bus traffic (write-allocate counted), 1 core", f"{p.get('bw_1core', 0) / 1e9:.2f} GB/s"),
             (f"triad bus traffic, {p.get('threads_all', '?')} cores", f"{p.get('bw_allcore', 0) / 1e9:.2f} GB/s"),
             ("FP64 rate, 1 core (FMA loop)", f"{p.get('flops_1core', 0) / 1e9:.1f} Gflop/s"),
@@ -613,6 +631,7 @@ def hardware_section(hw):
         rows.append((r["what"], r["unit"], _fmt(m, ".4g"), _fmt(pr, ".4g"), _fmt(err, "+.1f", unit)))
     L.append(_table(["quantity", "unit", "measured (native)", "predicted (SMPI)", "prediction error"], rows))
     L.append("")
+    L += tolerance_line(hw.get("comparisons", []))
     L += stage_table(hw)
     for n in hw.get("notes", []):
         L.append(f"- {n}")
@@ -631,8 +650,8 @@ def hardware_section(hw):
                 cells.append("-" if c is None or c.get("measured") is None else
                              f"{c['measured']:.3g} (pred. {c['predicted']:.3g})")
             rows.append(cells)
-        L.append(_table(["quantity"] + [f"{h['date']}, load {h['loadavg'][0]:.1f}-{h['loadavg'][1]:.1f}" for h in hist],
-                        rows))
+        L.append(_table(["quantity"] + [f"{h['date']}, load {h['loadavg'][0]:.1f}-{h['loadavg'][1]:.1f}"
+                                        + (f", {h['cpu']}" if h.get("cpu") else "") for h in hist], rows))
         L.append("")
         for h in hist:
             if h.get("note"):
