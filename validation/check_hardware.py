@@ -14,7 +14,8 @@
    shares, both cores equal.
 6. cpu_identity: the first processor of a cpuinfo file (name, family, model, widest vector ISA).
 7. report.tolerance_line: counts the four plain total-time rows within +-15 % (the bound itself
-   inside), no other rows.
+   inside), no other rows; report.constant_here: the measured core-rate constant against the
+   platforms', inside or outside the sensitivity step.
 Exit status 0 when all hold, else 1 (each failure printed).
 """
 import os
@@ -111,6 +112,13 @@ def main():
     check(bool(line) and " 2 of 3 (" in line[0],
           f"tolerance_line: -12.5 and +15.0 inside, -15.01 outside, no error and other rows not counted ({line})")
     check(report.tolerance_line(rows[3:]) == [], "tolerance_line: no total-time row with an error, no line")
+    k0 = __import__("make_platforms").KERNEL_FLOPS_PER_CYCLE
+    near = report.constant_here({"probe": {"kernel_flops_per_cycle": 0.9 * k0}}, 0.2)
+    far = report.constant_here({"probe": {"kernel_flops_per_cycle": 0.75 * k0, "cpu": {"text": "X"}}}, 0.2)
+    check(bool(near) and "-10 %" in near[0] and "inside" in near[0], f"constant_here: 0.9 x the constant ({near})")
+    check(bool(far) and "-25 %" in far[0] and "outside" in far[0] and "(X)" in far[0],
+          f"constant_here: 0.75 x the constant, the processor named ({far})")
+    check(report.constant_here({}, 0.2) == [], "constant_here: no measurement, no line")
     if failures:
         print(f"check_hardware.py: {len(failures)} failure(s)")
         return 1

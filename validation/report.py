@@ -481,7 +481,7 @@ def write(out, data, figs, meta, hw=None, sens=None, meas=None):
         L.append(f"- {b}")
     L.append("")
     if sens and sens.get("data") is not None:
-        L += sensitivity_section(data, sens, figs)
+        L += sensitivity_section(data, sens, figs, hw)
     if meas and meas.get("data") is not None:
         L += measured_section(data, meas)
     L.append("## Calibration")
@@ -937,7 +937,25 @@ def assessment(data, hw):
     return out
 
 
-def sensitivity_section(data, sens, figs):
+def constant_here(hw, step):
+    """The core-rate constant as this machine's hardware check measured it, against the platforms'
+    and the step the sensitivity runs move it by; [] without a measurement."""
+    import make_platforms
+    k = (hw or {}).get("probe", {}).get("kernel_flops_per_cycle")
+    if not k:
+        return []
+    k0 = make_platforms.KERNEL_FLOPS_PER_CYCLE
+    cpu = hw["probe"].get("cpu", {}).get("text")
+    dev = (k / k0 - 1) * 100
+    return [f"The hardware check of this report measured KERNEL_FLOPS_PER_CYCLE at {k:.2f} on this machine's processor"
+            + (f" ({cpu})" if cpu else "") + f": {dev:+.0f} % from the platforms' {k0:g}, "
+            + ("inside" if abs(dev) <= step * 100 else "outside")
+            + f" the +-{step:.0%} moved here. The constant is what the kernels sustain per cycle on the core that runs "
+            "them, so it moves with the processor generation; the rows above show what such a move does to each "
+            "figure.", ""]
+
+
+def sensitivity_section(data, sens, figs, hw=None):
     rows, base = F.tornado_rows(data, sens)
     L = ["## Sensitivity to the calibration constants", ""]
     L.append(f"Each calibration constant of platforms/make_platforms.py moved by -{sens['step']:.0%} and "
@@ -959,6 +977,7 @@ def sensitivity_section(data, sens, figs):
     L.append(_table(["case", "constant", "baseline: lambda NOW / RW gain (%)",
                      f"x {1 - sens['step']:g}: lambda / gain (%)", f"x {1 + sens['step']:g}: lambda / gain (%)"], tab))
     L.append("")
+    L += constant_here(hw, sens["step"])
     if "tornado" in figs:
         L.append(_img(figs, "tornado", "sensitivity tornado"))
         L.append("")
