@@ -561,7 +561,9 @@ def probe_node(n, containers):
     containers whose cores it shares)]."""
     cores = n["cores"]
     bw = n["triad_allcore_Bps"]
-    core_bw = min(n["triad_1core_Bps"], bw)
+    # one core's bandwidth for the DEM kernels: the lower of the triad's (three streams) and
+    # kick-drift's (six in, three out); a probe.json of before the streams figure gives the triad's
+    core_bw = min(n["triad_1core_Bps"], n.get("streams_1core_Bps") or n["triad_1core_Bps"], bw)
     clock = n["flops_peak_1core"] / (4 * n["vector_lanes"])  # 2 FMA units x lanes x 2 flop
     flops = clock * KERNEL_FLOPS_PER_CYCLE
     llc = n.get("llc_bytes") or LLC_PER_CORE * cores
@@ -570,6 +572,7 @@ def probe_node(n, containers):
     divider = n.get("divider_1core")  # absent in a probe.json of before the divider: one flop each
     doc = [f"node {n['name']}: {n.get('cpu_model', '?')}, {cores} cores; MEASURED by demsim probe:",
            f"memory bus {bw / 1e9:.3g} GB/s (triad bus traffic, all cores); one core {core_bw / 1e9:.3g} GB/s"
+           " (the lower of the triad and kick-drift's streams)"
            + (f", {stressed / 1e9:.3g} GB/s beside {n.get('stress')}" if stressed else "") + ";",
            f"missed gathers {n['gather_1core_Bps'] / 1e9:.3g} GB/s per core; FP64 peak {n['flops_peak_1core'] / 1e9:.3g} GF/s per core"
            f" ({n['vector_lanes']} lanes), so a {clock / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",

@@ -28,6 +28,7 @@ typedef struct dem_probe_node {
   char stress_skipped[256];   /* why it was not measured */
   double gather_1core_Bps;    /* B/s, random gathers: lines/s x 64 B */
   double lattice_1core_Bps;   /* B/s, lattice-order gathers */
+  double streams_1core_Bps;   /* B/s, kick-drift's pattern: six arrays read, three written back */
   double flops_peak_1core;    /* flop/s, FP64 FMA chains of one thread */
   double vector_lanes;        /* doubles per vector register of bwprobe's build */
   double divider_1core;       /* lanes/s of FP64 divisions and square roots, one thread */

@@ -1,7 +1,7 @@
 /* bwprobe: the memory bandwidth and FP64 rate of this machine, for the calibrated local platform
  * (validation/hardware.py writes them into a copy of platforms/local.xml).
  *
- *   bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong] [--first-touch]
+ *   bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong] [--first-touch] [--streams]
  *
  * Bandwidth: STREAM's triad a[i] = b[i] + s * c[i] on three arrays of M MiB each (default 256,
  * far above any last-level cache), each thread on its own slice (first-touch placement), best of
@@ -38,6 +38,11 @@
  *   per 4 KiB page, best of 3 mappings: first_touch_Bps, the bytes of new memory the OS maps per
  *   second (a page fault and a zeroed page each; the platforms' first_touch_bw). Bare-metal
  *   Linux takes about 1 us a page; a virtual machine whose faults leave the guest, far more.
+ * --streams (thread 0, after the rest): kick-drift's access pattern on one core, six arrays read
+ *   and three of them written back in place, 200 B of bus traffic per particle: streams_Bps, the
+ *   bandwidth one core draws with as many streams as the DEM kernels keep open (a core tracks a
+ *   limited number of streams and misses; on some processors it draws markedly less than on the
+ *   triad's three).
  * Prints one JSON object: {"threads", "mib", "triad_Bps", "triad_bus_Bps", "flops_per_thread",
  * "divider_per_thread"}
  * (and the gather figures with --gather, pingpong_round_trip_ns with --pingpong). Plain C11 and POSIX threads, so any Debian machine
@@ -224,6 +229,50 @@ static int gather_probe(long mib, int reps)
   return 0;
 }
 
+/* --streams: kick-drift's pattern (integrator.cl, sim/cost.c INTEGRATE) on one core: per
+ * particle, radius 8 B, force and torque 24 B each read; position, velocity and angular velocity
+ * 24 B each read and written back in place: six streams in, three out, 200 B of bus traffic (a
+ * line written in place was read first: no write-allocate on top). Arrays sized so that the
+ * particles' 128 B of storage fill `mib` MiB; best of reps (the first warms up). B/s of that
+ * traffic, or < 0 when the arrays cannot be allocated. */
+static double streams_rate(long mib, int reps)
+{
+  size_t n = (size_t)mib * 1024 * 1024 / 128;
+  double *r = malloc(n * sizeof *r), *q[5];
+  int ok = r != NULL;
+  for (int k = 0; k < 5; k++) ok &= (q[k] = malloc(3 * n * sizeof(double))) != NULL;
+  if (!ok) return -1.0;
+  double *f = q[0], *t = q[1], *x = q[2], *v = q[3], *w = q[4];
+  for (size_t i = 0; i < n; i++) r[i] = 0.005 + 1e-9 * (double)(i % 7);
+  for (size_t i = 0; i < 3 * n; i++) {
+    f[i] = 1e-3;
+    t[i] = 1e-6;
+    x[i] = (double)i * 1e-7;
+    v[i] = 0.0;
+    w[i] = 0.0;
+  }
+  const double dt = 1e-8, inv_rho = 1.0 / (4.18879 * 2500.0);
+  double best = 1e30;
+  for (int rep = 0; rep < reps + 1; rep++) {
+    double t0 = now();
+    for (size_t i = 0; i < n; i++) {
+      double r3 = r[i] * r[i] * r[i], kv = dt * inv_rho / r3, kw = 2.5 * kv / (r[i] * r[i]);
+      for (int d = 0; d < 3; d++) {
+        v[3 * i + d] += kv * f[3 * i + d];
+        w[3 * i + d] += kw * t[3 * i + d];
+        x[3 * i + d] += dt * v[3 * i + d];
+      }
+    }
+    double dt_s = now() - t0;
+    if (rep > 0 && dt_s < best) best = dt_s;
+  }
+  double sink = x[n / 2] + w[n / 3];
+  if (sink == 42.0) fprintf(stderr, "%g\n", sink); /* keeps the loop alive */
+  free(r);
+  for (int k = 0; k < 5; k++) free(q[k]);
+  return 200.0 * (double)n / best;
+}
+
 /* --pingpong: one cache line between CPUs 0 and 1 */
 enum { PINGPONG_ROUNDS = 2000000 };
 static _Atomic int pp_flag __attribute__((aligned(64)));
@@ -289,7 +338,7 @@ static double first_touch(long mib)
 
 int main(int argc, char **argv)
 {
-  int threads = 1, reps = 10, gather = 0, pp = 0, ft = 0;
+  int threads = 1, reps = 10, gather = 0, pp = 0, ft = 0, st = 0;
   long mib = 256;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
@@ -298,8 +347,10 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--gather")) gather = 1;
     else if (!strcmp(argv[i], "--pingpong")) pp = 1;
     else if (!strcmp(argv[i], "--first-touch")) ft = 1;
+    else if (!strcmp(argv[i], "--streams")) st = 1;
     else {
-      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong] [--first-touch]\n");
+      fprintf(stderr, "usage: bwprobe [--threads N] [--mib M] [--reps R] [--gather] [--pingpong] [--first-touch] "
+                      "[--streams]\n");
       return 2;
     }
   }
@@ -343,6 +394,14 @@ int main(int argc, char **argv)
   if (gather && gather_probe(mib, reps < 3 ? reps : 3) != 0) {
     fprintf(stderr, "bwprobe: cannot allocate the gather arrays\n");
     return 1;
+  }
+  if (st) {
+    double rate = streams_rate(mib, reps < 3 ? reps : 3);
+    if (rate < 0.0) {
+      fprintf(stderr, "bwprobe: cannot allocate the --streams arrays (%ld MiB)\n", mib);
+      return 1;
+    }
+    printf(", \"streams_Bps\": %.6g", rate);
   }
   if (ft) {
     double rate = first_touch(mib);

@@ -11,7 +11,9 @@
 4. best_of: the median run by total time (the lower middle of an even count).
 5. calibrated_platform: with shares, a core's rate and per-core bandwidth scaled by its share,
    local-1half at half of core 1's; a memory share scales the per-core bandwidth alone; without
-   shares, both cores equal.
+   shares, both cores equal; the core rate is the clock x make_platforms' constant, or x the one
+   this invocation measured; the per-core bandwidth the lower of the triad's and kick-drift's
+   streams' (core_bw_of), at most the node's.
 6. cpu_identity: the first processor of a cpuinfo file (name, family, model, widest vector ISA).
 7. report.tolerance_line: counts the four plain total-time rows within +-15 % (the bound itself
    inside), no other rows; report.constant_here: the measured core-rate constant against the
@@ -92,6 +94,16 @@ def main():
         path = hw.calibrated_platform(pr, os.path.join(d, "q.xml"))
         speed = dict(re.findall(r'<host id="(local-[01])" speed="([0-9.e+-]+)f"', open(path).read()))
         check(speed.get("local-0") == speed.get("local-1"), "calibrated_platform without shares: equal cores")
+        k0 = __import__("make_platforms").KERNEL_FLOPS_PER_CYCLE
+        close(float(speed["local-0"]), 110e9 / 32 * k0, "calibrated_platform: clock x make_platforms' constant", 1e-5)
+        path = hw.calibrated_platform(dict(pr, stream_1core=30e9, kernel_flops_per_cycle=2.0), os.path.join(d, "s.xml"))
+        xml = open(path).read()
+        speed = dict(re.findall(r'<host id="(local-[01])" speed="([0-9.e+-]+)f"', xml))
+        bws = [float(v) for v in re.findall(r'<prop id="core_bw" value="([0-9.e+-]+)"', xml)]
+        close(float(speed["local-0"]), 110e9 / 32 * 2.0, "calibrated_platform: clock x the constant measured here", 1e-5)
+        close(bws[0], 30e9, "calibrated_platform: per-core bandwidth, kick-drift's streams below the triad", 1e-5)
+        close(hw.core_bw_of(dict(pr, stream_1core=60e9)), 50e9, "core_bw_of: the triad below the streams")
+        close(hw.core_bw_of(dict(pr, bw_1core=120e9)), 100e9, "core_bw_of: at most the node's")
         cpuinfo = os.path.join(d, "cpuinfo")
         with open(cpuinfo, "w") as f:
             f.write("processor\t: 0\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n"

@@ -21,7 +21,8 @@ import subprocess
 import sys
 
 NODE_KEYS = ["name", "ranks", "cores", "cpu_model", "llc_bytes", "mem_bytes", "triad_1core_Bps", "triad_allcore_Bps",
-             "triad_1core_stressed_Bps", "stress", "gather_1core_Bps", "lattice_1core_Bps", "flops_peak_1core",
+             "triad_1core_stressed_Bps", "stress", "gather_1core_Bps", "lattice_1core_Bps", "streams_1core_Bps",
+             "flops_peak_1core",
              "vector_lanes", "divider_1core", "kernel_rate", "opencl_devices", "commands"]
 TOP_KEYS = ["format", "date", "command", "demsim", "options", "nodes", "pairs"]
 failures = []
@@ -69,7 +70,7 @@ def load(demsim, out, args):
         for k in NODE_KEYS:
             check(k in n, f"{path}: node key '{k}' missing")
         check(n.get("cores", 0) >= 1, f"{path}: cores {n.get('cores')}")
-        for k in ("triad_1core_Bps", "triad_allcore_Bps", "gather_1core_Bps", "lattice_1core_Bps"):
+        for k in ("triad_1core_Bps", "triad_allcore_Bps", "gather_1core_Bps", "lattice_1core_Bps", "streams_1core_Bps"):
             check((n.get(k) or 0) > 1e8, f"{path}: {k} = {n.get(k)}, expected > 1e8 B/s")
         check((n.get("flops_peak_1core") or 0) > 1e8, f"{path}: flops_peak_1core = {n.get('flops_peak_1core')}")
         check((n.get("divider_1core") or 0) > 1e7, f"{path}: divider_1core = {n.get('divider_1core')}, expected > 1e7")

@@ -4,11 +4,19 @@
     validation/hardware.py [--out DIR] [--quick] [--repeats R] [--demsim SMPI_LAUNCHER] [--native NATIVE_DEMSIM]
 
 1. Probe: builds validation/bwprobe.c and measures the triad bandwidth on one core and on all
-   cores, and one core's FP64 rate; writes DIR/local-calibrated.xml, platforms/local.xml with
-   these figures in place of its estimates (through platforms/make_platforms.py's own functions),
-   plus one host, local-1half, for the emulation below. The probe runs again after the native
-   runs, and the platform takes the better figure of the two probes (a neighbour on the host can
-   take the memory bus for minutes).
+   cores, kick-drift's streams on one core (the per-core bandwidth is the lower of the two: a core
+   with more streams open may draw less than on the triad's three), one core's FP64 rate, its
+   divider, gathers and page faults; then the contact-force kernel alone (calibrate_cost), which
+   gives KERNEL_FLOPS_PER_CYCLE on this processor. Writes DIR/local-calibrated.xml,
+   platforms/local.xml with these figures in place of its estimates (through
+   platforms/make_platforms.py's own functions), the constant included: every figure of the
+   calibrated platform is this machine's, measured in this invocation, so the check tests how the
+   model composes them into whole runs (search, walls, integration, ghosts, repartitions, two
+   ranks on one bus), not how far the rate per cycle of one processor generation carries to
+   another (the sensitivity section of validation/REPORT.md shows that). Plus one host,
+   local-1half, for the emulation below. The probe runs again after the native runs, and the
+   platform takes the better figure of the two probes (a neighbour on the host can take the
+   memory bus for minutes).
 2. Co-located memory stress (the study's case 5 on one machine): one DEM rank pinned to core 0
    (taskset, one PoCL thread: POCL_MAX_PTHREAD_COUNT=1), without and with a real
    `stress-ng --vm 1 --vm-bytes 1G --vm-keep` pinned to core 1. The SMPI prediction runs the same
@@ -79,14 +87,14 @@ def build_probe(out):
 
 
 # the figures the probe measures (each the best of its repeats)
-PROBED = ("bw_1core", "bw_allcore", "flops_1core", "gather_1core", "lattice_1core", "divider_1core",
+PROBED = ("bw_1core", "stream_1core", "bw_allcore", "flops_1core", "gather_1core", "lattice_1core", "divider_1core",
           "flops_allcore_per_thread", "first_touch")
 
 
 def probe(exe, repeats, ncpu, mib):
     best = {k: 0.0 for k in PROBED}
     for r in range(repeats):
-        gather = ["--gather", "--first-touch"] if r == 0 else []
+        gather = ["--gather", "--first-touch", "--streams"] if r == 0 else []
         one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)] + gather).stdout)
         pingpong = ["--pingpong"] if r == 0 and ncpu >= 2 else []
         allc = json.loads(sh([exe, "--threads", str(ncpu), "--mib", str(mib)] + pingpong).stdout)
@@ -103,6 +111,7 @@ def probe(exe, repeats, ncpu, mib):
             best["gather_1core"] = one["random_lines_per_s"] * 64.0
             best["lattice_1core"] = one["lattice_Bps"]
             best["first_touch"] = one["first_touch_Bps"]  # new memory mapped at its first write
+            best["stream_1core"] = one["streams_Bps"]  # kick-drift's six streams in, three out
         best["lanes"] = one["lanes"]
     best["threads_all"] = ncpu
     best["mib"] = mib
@@ -134,7 +143,7 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
     cols = row.replace("|", " ").split()
     flops, traffic, best, divsqrt = float(cols[7]), float(cols[8]), float(cols[9]) * 1e-6, float(cols[18])
     cores = 2
-    bw = min(cores * min(pr["bw_1core"], pr["bw_allcore"]), pr["bw_allcore"])
+    bw = min(cores * core_bw_of(pr), pr["bw_allcore"])
     divider_s = divsqrt / (cores * pr["divider_1core"])
     compute = best - traffic / bw - CPU_LATENCY - divider_s
     rate = (flops - divsqrt) / (cores * compute)
@@ -230,6 +239,21 @@ def run_shares(run):
     return {rank: best / v for rank, v in per.items()}
 
 
+def core_bw_of(pr):
+    """The bandwidth one core draws for the DEM kernels: the lower of the triad's (three streams)
+    and the kick-drift pattern's (six in, three out: as many as the kernels keep open), at most
+    the node's. A probe without the streams figure (older hardware.json) gives the triad's."""
+    return min(pr["bw_1core"], pr.get("stream_1core") or pr["bw_1core"], pr["bw_allcore"])
+
+
+def kernel_rate_per_cycle(pr):
+    """The core-rate constant of this machine's calibrated platform: the one this invocation
+    measured (the contact-force kernel on this processor), else the platforms' (before it is
+    measured)."""
+    import make_platforms as mp
+    return pr.get("kernel_flops_per_cycle") or mp.KERNEL_FLOPS_PER_CYCLE
+
+
 def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
     """platforms/local.xml rebuilt with the measured figures, plus local-1half. shares {cpu: s}:
     core cpu (host local-<cpu>) gets s of its rate, per-core bandwidth, gathers, divider and
@@ -238,18 +262,24 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
     a neighbour); why: a line for the header saying what the shares are."""
     import make_platforms as mp
     shares, mem_shares = shares or {}, mem_shares or {}
-    bw, core_bw, peak = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"]), pr["flops_1core"]
+    bw, core_bw, peak = pr["bw_allcore"], core_bw_of(pr), pr["flops_1core"]
     # the probe's FMA loop gives the core's peak; the DEM kernels run at KERNEL_FLOPS_PER_CYCLE
-    # per clock cycle (make_platforms.py), the clock being peak / 32 flop per cycle (AVX-512 FMA
-    # x 2) on this machine's cores, peak / 16 on an AVX2 core
+    # per clock cycle, the clock being peak / 32 flop per cycle (two full-width AVX-512 FMA units)
+    # or peak / 16 (two 256-bit ones); the constant is this invocation's own measurement once made
+    # (the kernels' rate per cycle moves with the processor generation), else make_platforms.py's
     flops_per_cycle_peak = 32.0 if peak > 60e9 else 16.0
-    flops = peak / flops_per_cycle_peak * mp.KERNEL_FLOPS_PER_CYCLE
+    k = kernel_rate_per_cycle(pr)
+    k_from = ("measured on this machine by this check" if pr.get("kernel_flops_per_cycle") else
+              "make_platforms.py's")
+    flops = peak / flops_per_cycle_peak * k
     header = [
         "This machine, CALIBRATED by validation/hardware.py (validation/bwprobe.c), from",
         "platforms/make_platforms.py's local platform with its estimates replaced by measurements:",
         f"memory bandwidth {bw / 1e9:.3g} GB/s (triad bus traffic, {pr['threads_all']} threads); per-core bandwidth",
-        f"{core_bw / 1e9:.3g} GB/s (triad, 1 thread); missed gathers {pr['gather_1core'] / 1e9:.3g} GB/s per core; core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
-        f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels (KERNEL_FLOPS_PER_CYCLE);",
+        f"{core_bw / 1e9:.3g} GB/s (the lower of the triad, 1 thread, and kick-drift's streams, 1 thread); missed",
+        f"gathers {pr['gather_1core'] / 1e9:.3g} GB/s per core; core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
+        f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
+        f"(KERNEL_FLOPS_PER_CYCLE {k:.3g}, {k_from});",
         f"divider {pr['divider_1core'] / 1e9:.3g} G lanes/s per core (divide / square-root loop);",
         f"new memory mapped at its first write at {pr['first_touch'] / 1e9:.3g} GB/s (a page fault per 4 KiB).",
         "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
@@ -478,7 +508,7 @@ def probe_phase(a, out, ncpu):
             ["triad_bus_Bps"] for _ in range(a.repeats))
     plat = calibrated_platform(pr, os.path.join(out, "local-calibrated.xml"))
     print(f"hardware.py: triad 1 core {pr['bw_1core'] / 1e9:.2f} GB/s, {ncpu} cores {pr['bw_allcore'] / 1e9:.2f} GB/s "
-          f"(bus traffic), missed gathers {pr['gather_1core'] / 1e9:.2f} GB/s per core, lattice gathers "
+          f"(bus traffic), kick-drift's streams 1 core {pr['stream_1core'] / 1e9:.2f} GB/s, missed gathers {pr['gather_1core'] / 1e9:.2f} GB/s per core, lattice gathers "
           f"{pr['lattice_1core'] / 1e9:.2f} GB/s, FP64 {pr['flops_1core'] / 1e9:.1f} GF/s per core "
           f"({pr['flops_allcore_per_thread'] / 1e9:.1f} with all cores busy), divider "
           f"{pr['divider_1core'] / 1e9:.2f} G lanes/s, new memory {pr['first_touch'] / 1e9:.2f} GB/s; {plat}", flush=True)
@@ -489,6 +519,8 @@ def probe_phase(a, out, ncpu):
               f" (make_platforms.py: {__import__('make_platforms').KERNEL_FLOPS_PER_CYCLE})", flush=True)
         pr.update(kernel_scaling(pr, plat, a.calibrate_cost))
         print(f"hardware.py: the same kernel on both cores {pr['kernel_scaling']:.2f} x faster than on one", flush=True)
+        pr["platform_takes_measured_constant"] = True
+        calibrated_platform(pr, plat)  # now with this machine's own constant
     return pr, plat
 
 
@@ -584,12 +616,11 @@ def predict_phase(a, pr, specs, cfgs, out, log, med, typical, typical_mem=None):
     measured here) of the 1- and 2-rank groups; each group again on a platform with its median
     run's core shares (cores as measured around that run); the equal-core 2-rank groups once more
     with the shares their median run's ranks saw (run_shares)."""
-    import make_platforms as mp
     print("hardware.py: SMPI predictions", flush=True)
     jobs = [(name, cfgs[name], ["--policy", spec.get("policy", "NOW")]) for name, spec in specs.items()]
     # the second estimate (device.cost = measured): the kernels timed here and scaled by speed; this
     # machine's speed in the platforms' unit is the calibrated platform's own (clock x the constant)
-    local_speed = pr["clock_hz"] * mp.KERNEL_FLOPS_PER_CYCLE
+    local_speed = pr["clock_hz"] * kernel_rate_per_cycle(pr)
     measured_opts = ["--set", "device.cost=measured", "--set", f"device.local_speed={local_speed:.6g}"]
     jobs += [(f"{n}-measured", cfgs[n], ["--policy", "NOW"] + measured_opts) for n in specs
              if not n.endswith("-vm") and not specs[n].get("emulated")]

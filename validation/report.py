@@ -590,6 +590,9 @@ def hardware_section(hw):
             ("triad bus traffic (write-allocate counted), 1 core", f"{p.get('bw_1core', 0) / 1e9:.2f} GB/s"),
             (f"triad bus traffic, {p.get('threads_all', '?')} cores", f"{p.get('bw_allcore', 0) / 1e9:.2f} GB/s"),
             ("FP64 rate, 1 core (FMA loop)", f"{p.get('flops_1core', 0) / 1e9:.1f} Gflop/s"),
+        ] + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
+               "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
+             if p.get("stream_1core") else []) + [
             ("triad bus traffic, 1 core, next to stress-ng --vm on another core",
              f"{p.get('bw_1core_next_to_vm', 0) / 1e9:.2f} GB/s"),
         ]
@@ -600,7 +603,10 @@ def hardware_section(hw):
         if p.get("kernel_flops_per_cycle"):
             rows.append(("KERNEL_FLOPS_PER_CYCLE measured in this invocation (contact-force kernel, calibrate_cost)",
                          f"{p['kernel_flops_per_cycle']:.2f} ({p['kernel_rate'] / 1e9:.2f} Gflop/s per core at "
-                         f"{p['clock_hz'] / 1e9:.2f} GHz; the platforms use {_platform_kfpc():.2f})"))
+                         f"{p['clock_hz'] / 1e9:.2f} GHz; the cloud's platforms use {_platform_kfpc():.2f}"
+                         + ("; this check's calibrated platform takes the measured value)"
+                            if p.get("platform_takes_measured_constant") else
+                            ", and so did this check's calibrated platform)")))
         if p.get("kernel_scaling"):
             rows.append((f"contact-force kernel on all {p.get('threads_all', '?')} cores over one core (calibrate_cost; "
                          "the 2-rank predictions assume the cores independent: 2.00 on 2 cores)",
