@@ -1,5 +1,5 @@
 /* OpenCL host code (see device.h). Design notes:
- * - Buffers use CL_MEM_USE_HOST_PTR over the particle store's page-aligned arrays: PoCL runs
+ * - Buffers use CL_MEM_USE_HOST_PTR over the particle store's arrays (128 B aligned): PoCL runs
  *   the kernels in place, a GPU driver keeps a device copy. Host and device copies are made
  *   consistent only by explicit blocking reads/writes of the same host range (the spec allows
  *   this for USE_HOST_PTR buffers once the in-order queue has drained).

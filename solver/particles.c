@@ -44,26 +44,37 @@ static size_t dem_row(size_t f, int slots)
   return dem_fields[f].elem * dem_fields[f].per * (dem_fields[f].slotted ? (size_t)slots : 1);
 }
 
-/* bytes of the mapping that holds `bytes` (never 0: OpenCL rejects zero-sized buffers) */
-static size_t dem_map_len(size_t bytes)
+/* Field f's array starts DEM_STAGGER * f bytes into its mapping: streams whose addresses agree
+ * modulo 4 KiB conflict in a core's load/store queues and caches, and a kernel streaming six or
+ * more page-aligned arrays drew about half the bandwidth of staggered ones on one core here
+ * (BENCHMARKS.md). 384 B = 3 x 128 B keeps OpenCL's base address alignment (PoCL: 128 B) and
+ * gives the store's 11 arrays distinct offsets within a page (0 .. 3840 B). */
+#define DEM_STAGGER 384
+_Static_assert(DEM_STAGGER % 128 == 0, "the arrays stay aligned for CL_MEM_USE_HOST_PTR");
+
+static size_t dem_stagger(size_t f) { return DEM_STAGGER * f % DEM_PAGE; }
+
+/* bytes of the mapping that holds `bytes` of field f (never 0: OpenCL rejects zero-sized buffers) */
+static size_t dem_map_len(size_t bytes, size_t f)
 {
+  bytes += dem_stagger(f);
   return bytes ? (bytes + DEM_PAGE - 1) / DEM_PAGE * DEM_PAGE : DEM_PAGE;
 }
 
-static void *dem_map(size_t bytes)
+static void *dem_map(size_t bytes, size_t f)
 {
-  void *ptr = mmap(NULL, dem_map_len(bytes), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return ptr == MAP_FAILED ? NULL : ptr;
+  char *ptr = mmap(NULL, dem_map_len(bytes, f), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return ptr == MAP_FAILED ? NULL : ptr + dem_stagger(f);
 }
 
-/* grows a mapping from old_bytes to bytes (contents kept, the rest zero); NULL on failure, the
- * old mapping then untouched */
-static void *dem_remap(void *old, size_t old_bytes, size_t bytes)
+/* grows field f's mapping from old_bytes to bytes (contents kept, the rest zero); NULL on
+ * failure, the old mapping then untouched */
+static void *dem_remap(void *old, size_t old_bytes, size_t bytes, size_t f)
 {
-  if (!old) return dem_map(bytes);
-  if (dem_map_len(bytes) == dem_map_len(old_bytes)) return old;
-  void *ptr = mremap(old, dem_map_len(old_bytes), dem_map_len(bytes), MREMAP_MAYMOVE);
-  return ptr == MAP_FAILED ? NULL : ptr;
+  if (!old) return dem_map(bytes, f);
+  if (dem_map_len(bytes, f) == dem_map_len(old_bytes, f)) return old;
+  char *ptr = mremap((char *)old - dem_stagger(f), dem_map_len(old_bytes, f), dem_map_len(bytes, f), MREMAP_MAYMOVE);
+  return ptr == MAP_FAILED ? NULL : ptr + dem_stagger(f);
 }
 
 dem_particles_t *dem_particles_create(size_t cap)
@@ -85,7 +96,8 @@ void dem_particles_destroy(dem_particles_t **pp)
   /* p->cap is that of every array; an array grown beyond it by a failed reserve is unmapped
    * with its smaller length, which leaves a few pages mapped: that is only the error path */
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f)
-    if (*dem_field_ptr(p, f)) munmap(*dem_field_ptr(p, f), dem_map_len(p->cap * dem_row(f, p->slots)));
+    if (*dem_field_ptr(p, f))
+      munmap((char *)*dem_field_ptr(p, f) - dem_stagger(f), dem_map_len(p->cap * dem_row(f, p->slots), f));
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) free(p->page_map[f]);
   free(p);
   *pp = NULL;
@@ -98,7 +110,7 @@ int dem_particles_reserve(dem_particles_t *p, size_t cap)
    * and the store stays valid at its old capacity */
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
     void **a = dem_field_ptr(p, f);
-    void *fresh = dem_remap(*a, p->cap * dem_row(f, p->slots), cap * dem_row(f, p->slots));
+    void *fresh = dem_remap(*a, p->cap * dem_row(f, p->slots), cap * dem_row(f, p->slots), f);
     if (!fresh) return -1;
     *a = fresh;
   }
@@ -116,7 +128,7 @@ int dem_particles_widen_slots(dem_particles_t *p, int slots)
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
     if (!dem_fields[f].slotted) continue;
     void **a = dem_field_ptr(p, f);
-    void *fresh = dem_remap(*a, p->cap * dem_row(f, old), p->cap * dem_row(f, slots));
+    void *fresh = dem_remap(*a, p->cap * dem_row(f, old), p->cap * dem_row(f, slots), f);
     if (!fresh) return -1; /* arrays grown so far keep their old layout: still valid */
     *a = fresh;
   }

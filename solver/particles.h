@@ -2,8 +2,8 @@
  *
  * Owned particles occupy indices [0, n); ghost copies of other ranks' particles follow at
  * [n, n + n_ghost). Vectors are stored as 3 consecutive doubles per particle (x, y, z), so
- * pos[3*i + 2] is the z coordinate of particle i. Every array is allocated with page
- * alignment so that the OpenCL layer can wrap it with CL_MEM_USE_HOST_PTR (zero copy on a
+ * pos[3*i + 2] is the z coordinate of particle i. Every array is allocated 128 B aligned
+ * so that the OpenCL layer can wrap it with CL_MEM_USE_HOST_PTR (zero copy on a
  * CPU device, one device copy on a GPU).
  *
  * Contacts and neighbours: each particle has p->slots slots (the store's slot stride, chosen at
@@ -20,8 +20,9 @@
  * slots of their own (their forces are computed by their owner): their rows of the slot arrays
  * are never written.
  *
- * Memory: every array is an anonymous mapping (page aligned, zero, and resident only where
- * written), grown with mremap. Capacity kept in reserve (growth margins, ghost rows of the slot
+ * Memory: every array is an anonymous mapping (starting 384 B x its field index into its
+ * first page, so that no two streams agree modulo 4 KiB: see particles.c; zero, and resident
+ * only where written), grown with mremap. Capacity kept in reserve (growth margins, ghost rows of the slot
  * arrays, slots beyond the stride) therefore costs address space, not memory: at 500,000
  * particles in a lattice (6 partners each) the store takes 328 bytes per particle where a fixed
  * 12 slots took 520. */
