@@ -233,16 +233,24 @@ static int gather_probe(long mib, int reps)
  * particle, radius 8 B, force and torque 24 B each read; position, velocity and angular velocity
  * 24 B each read and written back in place: six streams in, three out, 200 B of bus traffic (a
  * line written in place was read first: no write-allocate on top). Arrays sized so that the
- * particles' 128 B of storage fill `mib` MiB; best of reps (the first warms up). B/s of that
- * traffic, or < 0 when the arrays cannot be allocated. */
+ * particles' 128 B of storage fill `mib` MiB, placed as the particle store places its arrays;
+ * best of reps (the first warms up). B/s of that traffic, or < 0 when the arrays cannot be
+ * mapped. */
 static double streams_rate(long mib, int reps)
 {
   size_t n = (size_t)mib * 1024 * 1024 / 128;
-  double *r = malloc(n * sizeof *r), *q[5];
-  int ok = r != NULL;
-  for (int k = 0; k < 5; k++) ok &= (q[k] = malloc(3 * n * sizeof(double))) != NULL;
-  if (!ok) return -1.0;
-  double *f = q[0], *t = q[1], *x = q[2], *v = q[3], *w = q[4];
+  /* one mapping per array, each starting 384 B x its index into its first page, as the
+   * particle store places its arrays (solver/particles.c: streams that agree modulo 4 KiB
+   * conflict) */
+  double *q[6];
+  size_t len[6];
+  for (int k = 0; k < 6; k++) {
+    len[k] = (k ? 3 * n : n) * sizeof(double) + 4096;
+    char *m = mmap(NULL, len[k], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return -1.0;
+    q[k] = (double *)(m + 384 * k);
+  }
+  double *r = q[0], *f = q[1], *t = q[2], *x = q[3], *v = q[4], *w = q[5];
   for (size_t i = 0; i < n; i++) r[i] = 0.005 + 1e-9 * (double)(i % 7);
   for (size_t i = 0; i < 3 * n; i++) {
     f[i] = 1e-3;
@@ -268,8 +276,7 @@ static double streams_rate(long mib, int reps)
   }
   double sink = x[n / 2] + w[n / 3];
   if (sink == 42.0) fprintf(stderr, "%g\n", sink); /* keeps the loop alive */
-  free(r);
-  for (int k = 0; k < 5; k++) free(q[k]);
+  for (int k = 0; k < 6; k++) munmap((char *)q[k] - 384 * k, len[k]);
   return 200.0 * (double)n / best;
 }
 
