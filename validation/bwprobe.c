@@ -40,9 +40,10 @@
  *   Linux takes about 1 us a page; a virtual machine whose faults leave the guest, far more.
  * --streams (thread 0, after the rest): kick-drift's access pattern on one core, six arrays read
  *   and three of them written back in place, 200 B of bus traffic per particle: streams_Bps, the
- *   bandwidth one core draws with as many streams as the DEM kernels keep open (a core tracks a
- *   limited number of streams and misses; on some processors it draws markedly less than on the
- *   triad's three).
+ *   bandwidth one core draws with as many streams as the DEM kernels keep open, the arrays
+ *   placed as the particle store places them (a core tracks a limited number of streams and
+ *   misses, and streams whose addresses agree modulo 4 KiB conflict: page-aligned, these six
+ *   drew 0.5-0.9 x the triad's bandwidth on one AMD EPYC host, staggered 1.2 x).
  * Prints one JSON object: {"threads", "mib", "triad_Bps", "triad_bus_Bps", "flops_per_thread",
  * "divider_per_thread"}
  * (and the gather figures with --gather, pingpong_round_trip_ns with --pingpong). Plain C11 and POSIX threads, so any Debian machine
