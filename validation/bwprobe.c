@@ -38,9 +38,10 @@
  *   per 4 KiB page, best of 3 mappings: first_touch_Bps, the bytes of new memory the OS maps per
  *   second (a page fault and a zeroed page each; the platforms' first_touch_bw). Bare-metal
  *   Linux takes about 1 us a page; a virtual machine whose faults leave the guest, far more.
- * --streams (thread 0, after the rest): kick-drift's access pattern on one core, six arrays read
- *   and three of them written back in place, 200 B of bus traffic per particle: streams_Bps, the
- *   bandwidth one core draws with as many streams as the DEM kernels keep open, the arrays
+ * --streams (after the rest, on --threads threads at once, each on its own arrays): kick-drift's
+ *   access pattern, six arrays read and three of them written back in place, 200 B of bus
+ *   traffic per particle: streams_Bps, the bandwidth the threads draw with as many streams as
+ *   the DEM kernels keep open (one thread: one core's; all: the node's as the DEM loads it), the arrays
  *   placed as the particle store places them (a core tracks a limited number of streams and
  *   misses, and streams whose addresses agree modulo 4 KiB conflict: page-aligned, these six
  *   drew 0.5-0.9 x the triad's bandwidth on one AMD EPYC host, staggered 1.2 x).
@@ -230,41 +231,50 @@ static int gather_probe(long mib, int reps)
   return 0;
 }
 
-/* --streams: kick-drift's pattern (integrator.cl, sim/cost.c INTEGRATE) on one core: per
+/* --streams: kick-drift's pattern (integrator.cl, sim/cost.c INTEGRATE) on each thread: per
  * particle, radius 8 B, force and torque 24 B each read; position, velocity and angular velocity
  * 24 B each read and written back in place: six streams in, three out, 200 B of bus traffic (a
  * line written in place was read first: no write-allocate on top). Arrays sized so that the
- * particles' 128 B of storage fill `mib` MiB, placed as the particle store places its arrays;
- * best of reps (the first warms up). B/s of that traffic, or < 0 when the arrays cannot be
- * mapped. */
-static double streams_rate(long mib, int reps)
+ * particles' 128 B of storage fill `mib` MiB, placed as the particle store places its arrays. */
+typedef struct stream_job {
+  size_t n;                /* this thread's particles */
+  int reps, id, failed;
+  pthread_barrier_t *bar;
+  double *starts, *ends;   /* per repetition, written by thread 0 */
+} stream_job_t;
+
+/* one thread's share of --streams: its own arrays, the repetitions in step with the others */
+static void *stream_worker(void *arg)
 {
-  size_t n = (size_t)mib * 1024 * 1024 / 128;
+  stream_job_t *j = arg;
+  const size_t n = j->n;
   /* one mapping per array, each starting 384 B x its index into its first page, as the
    * particle store places its arrays (solver/particles.c: streams that agree modulo 4 KiB
    * conflict) */
-  double *q[6];
+  double *q[6] = {0};
   size_t len[6];
   for (int k = 0; k < 6; k++) {
     len[k] = (k ? 3 * n : n) * sizeof(double) + 4096;
     char *m = mmap(NULL, len[k], PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return -1.0;
-    q[k] = (double *)(m + 384 * k);
+    if (m == MAP_FAILED) j->failed = 1;
+    else q[k] = (double *)(m + 384 * k);
   }
   double *r = q[0], *f = q[1], *t = q[2], *x = q[3], *v = q[4], *w = q[5];
-  for (size_t i = 0; i < n; i++) r[i] = 0.005 + 1e-9 * (double)(i % 7);
-  for (size_t i = 0; i < 3 * n; i++) {
-    f[i] = 1e-3;
-    t[i] = 1e-6;
-    x[i] = (double)i * 1e-7;
-    v[i] = 0.0;
-    w[i] = 0.0;
+  if (!j->failed) {
+    for (size_t i = 0; i < n; i++) r[i] = 0.005 + 1e-9 * (double)(i % 7);
+    for (size_t i = 0; i < 3 * n; i++) {
+      f[i] = 1e-3;
+      t[i] = 1e-6;
+      x[i] = (double)i * 1e-7;
+      v[i] = 0.0;
+      w[i] = 0.0;
+    }
   }
   const double dt = 1e-8, inv_rho = 1.0 / (4.18879 * 2500.0);
-  double best = 1e30;
-  for (int rep = 0; rep < reps + 1; rep++) {
-    double t0 = now();
-    for (size_t i = 0; i < n; i++) {
+  for (int rep = 0; rep < j->reps + 1; rep++) {
+    pthread_barrier_wait(j->bar);
+    if (j->id == 0) j->starts[rep] = now();
+    for (size_t i = 0; !j->failed && i < n; i++) {
       double r3 = r[i] * r[i] * r[i], kv = dt * inv_rho / r3, kw = 2.5 * kv / (r[i] * r[i]);
       for (int d = 0; d < 3; d++) {
         v[3 * i + d] += kv * f[3 * i + d];
@@ -272,13 +282,45 @@ static double streams_rate(long mib, int reps)
         x[3 * i + d] += dt * v[3 * i + d];
       }
     }
-    double dt_s = now() - t0;
-    if (rep > 0 && dt_s < best) best = dt_s;
+    pthread_barrier_wait(j->bar);
+    if (j->id == 0) j->ends[rep] = now();
   }
-  double sink = x[n / 2] + w[n / 3];
-  if (sink == 42.0) fprintf(stderr, "%g\n", sink); /* keeps the loop alive */
-  for (int k = 0; k < 6; k++) munmap((char *)q[k] - 384 * k, len[k]);
-  return 200.0 * (double)n / best;
+  if (!j->failed && x[n / 2] + w[n / 3] == 42.0) fprintf(stderr, "%g\n", x[n / 2]); /* keeps the loop alive */
+  for (int k = 0; k < 6; k++)
+    if (q[k]) munmap((char *)q[k] - 384 * k, len[k]);
+  return NULL;
+}
+
+/* --streams on `threads` threads at once, each on its own arrays (mib / threads MiB of them):
+ * B/s of the bus traffic of all of them over the best repetition (the first warms up), or < 0
+ * when the arrays cannot be mapped */
+static double streams_rate(long mib, int reps, int threads)
+{
+  size_t n = (size_t)mib * 1024 * 1024 / 128 / (size_t)threads;
+  pthread_barrier_t bar;
+  pthread_barrier_init(&bar, NULL, (unsigned)threads);
+  double *starts = calloc((size_t)reps + 1, sizeof *starts), *ends = calloc((size_t)reps + 1, sizeof *ends);
+  stream_job_t *jobs = calloc((size_t)threads, sizeof *jobs);
+  pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+  int failed = !starts || !ends || !jobs || !tid, started = 0;
+  for (int t = 0; !failed && t < threads; t++, started++) {
+    jobs[t] = (stream_job_t){n, reps, t, 0, &bar, starts, ends};
+    if (pthread_create(&tid[t], NULL, stream_worker, &jobs[t])) failed = 1;
+  }
+  for (int t = 0; t < started; t++) {
+    pthread_join(tid[t], NULL);
+    failed |= jobs[t].failed;
+  }
+  /* a thread that failed to start leaves the others at the barrier: only the error path */
+  double best = 1e30;
+  for (int rep = 1; !failed && rep < reps + 1; rep++)
+    if (ends[rep] - starts[rep] < best) best = ends[rep] - starts[rep];
+  pthread_barrier_destroy(&bar);
+  free(starts);
+  free(ends);
+  free(jobs);
+  free(tid);
+  return failed ? -1.0 : 200.0 * (double)n * (double)threads / best;
 }
 
 /* --pingpong: one cache line between CPUs 0 and 1 */
@@ -404,7 +446,7 @@ int main(int argc, char **argv)
     return 1;
   }
   if (st) {
-    double rate = streams_rate(mib, reps < 3 ? reps : 3);
+    double rate = streams_rate(mib, reps < 3 ? reps : 3, threads);
     if (rate < 0.0) {
       fprintf(stderr, "bwprobe: cannot allocate the --streams arrays (%ld MiB)\n", mib);
       return 1;

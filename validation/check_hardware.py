@@ -104,6 +104,12 @@ def main():
         close(bws[0], 30e9, "calibrated_platform: per-core bandwidth, kick-drift's streams below the triad", 1e-5)
         close(hw.core_bw_of(dict(pr, stream_1core=60e9)), 50e9, "core_bw_of: the triad below the streams")
         close(hw.core_bw_of(dict(pr, bw_1core=120e9)), 100e9, "core_bw_of: at most the node's")
+        close(hw.node_bw_of(pr), 100e9, "node_bw_of: the triad's without the streams figure")
+        close(hw.node_bw_of(dict(pr, stream_allcore=130e9)), 130e9, "node_bw_of: the streams' when above the triad's")
+        close(hw.node_bw_of(dict(pr, stream_allcore=70e9)), 100e9, "node_bw_of: the triad's when above the streams'")
+        path = hw.calibrated_platform(dict(pr, stream_allcore=130e9), os.path.join(d, "n.xml"))
+        bus = re.findall(r'<host id="local-membus" speed="([0-9.e+-]+)f"', open(path).read())
+        check(bus and abs(float(bus[0]) / 130e9 - 1) < 1e-5, f"calibrated_platform: the bus at node_bw_of ({bus})")
         cpuinfo = os.path.join(d, "cpuinfo")
         with open(cpuinfo, "w") as f:
             f.write("processor\t: 0\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n"

@@ -87,7 +87,7 @@ def build_probe(out):
 
 
 # the figures the probe measures (each the best of its repeats)
-PROBED = ("bw_1core", "stream_1core", "bw_allcore", "flops_1core", "gather_1core", "lattice_1core", "divider_1core",
+PROBED = ("bw_1core", "stream_1core", "bw_allcore", "stream_allcore", "flops_1core", "gather_1core", "lattice_1core", "divider_1core",
           "flops_allcore_per_thread", "first_touch")
 
 
@@ -97,12 +97,14 @@ def probe(exe, repeats, ncpu, mib):
         gather = ["--gather", "--first-touch", "--streams"] if r == 0 else []
         one = json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(mib)] + gather).stdout)
         pingpong = ["--pingpong"] if r == 0 and ncpu >= 2 else []
-        allc = json.loads(sh([exe, "--threads", str(ncpu), "--mib", str(mib)] + pingpong).stdout)
+        allc = json.loads(sh([exe, "--threads", str(ncpu), "--mib", str(mib), "--streams"] + pingpong).stdout)
         if pingpong:  # a cache line between cores 0 and 1: tens of ns under one L3, hundreds across chiplets
             best["pingpong_ns"] = allc["pingpong_round_trip_ns"]
         # bus traffic (write-allocate counted), as sim/cost.c counts the kernels' traffic
         best["bw_1core"] = max(best["bw_1core"], one["triad_bus_Bps"])
         best["bw_allcore"] = max(best["bw_allcore"], allc["triad_bus_Bps"])
+        # kick-drift's pattern on every core at once: the bus delivers at least that
+        best["stream_allcore"] = max(best["stream_allcore"], allc["streams_Bps"])
         best["flops_1core"] = max(best["flops_1core"], one["flops_per_thread"])
         best["divider_1core"] = max(best["divider_1core"], one["divider_per_thread"])
         # every core busy at once: below the 1-core figure when the cores share a physical one
@@ -143,7 +145,7 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
     cols = row.replace("|", " ").split()
     flops, traffic, best, divsqrt = float(cols[7]), float(cols[8]), float(cols[9]) * 1e-6, float(cols[18])
     cores = 2
-    bw = min(cores * core_bw_of(pr), pr["bw_allcore"])
+    bw = min(cores * core_bw_of(pr), node_bw_of(pr))
     divider_s = divsqrt / (cores * pr["divider_1core"])
     compute = best - traffic / bw - CPU_LATENCY - divider_s
     rate = (flops - divsqrt) / (cores * compute)
@@ -239,11 +241,18 @@ def run_shares(run):
     return {rank: best / v for rank, v in per.items()}
 
 
+def node_bw_of(pr):
+    """The node's memory bus: the larger of what the triad and kick-drift's pattern draw on all
+    cores at once (the bus delivers at least either; the triad's write-allocated stores can leave
+    it below the DEM's in-place streams). Without the streams figure, the triad's."""
+    return max(pr["bw_allcore"], pr.get("stream_allcore") or 0.0)
+
+
 def core_bw_of(pr):
     """The bandwidth one core draws for the DEM kernels: the lower of the triad's (three streams)
     and the kick-drift pattern's (six in, three out: as many as the kernels keep open), at most
     the node's. A probe without the streams figure (older hardware.json) gives the triad's."""
-    return min(pr["bw_1core"], pr.get("stream_1core") or pr["bw_1core"], pr["bw_allcore"])
+    return min(pr["bw_1core"], pr.get("stream_1core") or pr["bw_1core"], node_bw_of(pr))
 
 
 def kernel_rate_per_cycle(pr):
@@ -262,7 +271,7 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
     a neighbour); why: a line for the header saying what the shares are."""
     import make_platforms as mp
     shares, mem_shares = shares or {}, mem_shares or {}
-    bw, core_bw, peak = pr["bw_allcore"], core_bw_of(pr), pr["flops_1core"]
+    bw, core_bw, peak = node_bw_of(pr), core_bw_of(pr), pr["flops_1core"]
     # the probe's FMA loop gives the core's peak; the DEM kernels run at KERNEL_FLOPS_PER_CYCLE
     # per clock cycle, the clock being peak / 32 flop per cycle (two full-width AVX-512 FMA units)
     # or peak / 16 (two 256-bit ones); the constant is this invocation's own measurement once made
@@ -275,7 +284,8 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
     header = [
         "This machine, CALIBRATED by validation/hardware.py (validation/bwprobe.c), from",
         "platforms/make_platforms.py's local platform with its estimates replaced by measurements:",
-        f"memory bandwidth {bw / 1e9:.3g} GB/s (triad bus traffic, {pr['threads_all']} threads); per-core bandwidth",
+        f"memory bandwidth {bw / 1e9:.3g} GB/s (the larger of the triad and kick-drift's streams, {pr['threads_all']} threads);",
+        "per-core bandwidth",
         f"{core_bw / 1e9:.3g} GB/s (the lower of the triad, 1 thread, and kick-drift's streams, 1 thread); missed",
         f"gathers {pr['gather_1core'] / 1e9:.3g} GB/s per core; core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
         f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
@@ -508,7 +518,8 @@ def probe_phase(a, out, ncpu):
             ["triad_bus_Bps"] for _ in range(a.repeats))
     plat = calibrated_platform(pr, os.path.join(out, "local-calibrated.xml"))
     print(f"hardware.py: triad 1 core {pr['bw_1core'] / 1e9:.2f} GB/s, {ncpu} cores {pr['bw_allcore'] / 1e9:.2f} GB/s "
-          f"(bus traffic), kick-drift's streams 1 core {pr['stream_1core'] / 1e9:.2f} GB/s, missed gathers {pr['gather_1core'] / 1e9:.2f} GB/s per core, lattice gathers "
+          f"(bus traffic), kick-drift's streams 1 core {pr['stream_1core'] / 1e9:.2f} GB/s, {ncpu} cores "
+          f"{pr['stream_allcore'] / 1e9:.2f} GB/s, missed gathers {pr['gather_1core'] / 1e9:.2f} GB/s per core, lattice gathers "
           f"{pr['lattice_1core'] / 1e9:.2f} GB/s, FP64 {pr['flops_1core'] / 1e9:.1f} GF/s per core "
           f"({pr['flops_allcore_per_thread'] / 1e9:.1f} with all cores busy), divider "
           f"{pr['divider_1core'] / 1e9:.2f} G lanes/s, new memory {pr['first_touch'] / 1e9:.2f} GB/s; {plat}", flush=True)
@@ -654,7 +665,8 @@ def comparisons(pr, specs, runs, med, pred):
     def add(what, unit, m, p, kind="relative"):
         C.append(dict(what=what, unit=unit, measured=m, predicted=p, error_kind=kind))
 
-    node, core = pr["bw_allcore"], min(pr["bw_1core"], pr["bw_allcore"])
+    node = node_bw_of(pr)  # the calibrated platform's bus
+    core = min(pr["bw_1core"], node)  # the triad's own core
     # the triad's core beside the stress worker (sim/membus.c): its bound is one core's bandwidth
     # over the loaded-latency factor of the worker's utilisation; max-min shares the bus
     bound = core / latency_factor(mp.LOADED_LATENCY, core / node)

@@ -592,7 +592,9 @@ def hardware_section(hw):
             ("FP64 rate, 1 core (FMA loop)", f"{p.get('flops_1core', 0) / 1e9:.1f} Gflop/s"),
         ] + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
                "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
-             if p.get("stream_1core") else []) + [
+             if p.get("stream_1core") else []) + ([
+            (f"kick-drift's streams, all {p.get('threads_all', '?')} cores at once (the node's bus is the larger of this "
+             "and the triad's)", f"{p['stream_allcore'] / 1e9:.2f} GB/s")] if p.get("stream_allcore") else []) + [
             ("triad bus traffic, 1 core, next to stress-ng --vm on another core",
              f"{p.get('bw_1core_next_to_vm', 0) / 1e9:.2f} GB/s"),
         ]
