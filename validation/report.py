@@ -651,7 +651,7 @@ def hardware_section(hw):
     hist = hw.get("history", [])
     if len(hist) > 1:
         L.append(f"Repeatability: the same check, {len(hist)} invocations on this shared machine (measured value in "
-                 "each; the prediction changes only through the probe's calibration):")
+                 "each; the prediction moves with the probe's calibration, and with the model where the invocations ran different commits):")
         L.append("")
         whats = [c["what"] for c in hist[-1]["comparisons"]]
         rows = []
