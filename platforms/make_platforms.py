@@ -556,14 +556,20 @@ def probe_network(pairs):
     return net
 
 
+def measured_core_bw(triad_1core, streams_1core, node_bw):
+    """One core's bandwidth for the DEM kernels on a measured machine: the lower of bwprobe's
+    triad (three streams) and its --streams (kick-drift's six in, three out: as many as the
+    kernels keep open), at most the node's; without the streams figure (a probe of before it),
+    the triad's. Used by probed platforms and validation/hardware.py's calibrated one."""
+    return min(triad_1core, streams_1core or triad_1core, node_bw)
+
+
 def probe_node(n, containers):
     """One probed node: its bus, per-core figures and containers [(host id, cores, name, the
     containers whose cores it shares)]."""
     cores = n["cores"]
     bw = n["triad_allcore_Bps"]
-    # one core's bandwidth for the DEM kernels: the lower of the triad's (three streams) and
-    # kick-drift's (six in, three out); a probe.json of before the streams figure gives the triad's
-    core_bw = min(n["triad_1core_Bps"], n.get("streams_1core_Bps") or n["triad_1core_Bps"], bw)
+    core_bw = measured_core_bw(n["triad_1core_Bps"], n.get("streams_1core_Bps"), bw)
     clock = n["flops_peak_1core"] / (4 * n["vector_lanes"])  # 2 FMA units x lanes x 2 flop
     flops = clock * KERNEL_FLOPS_PER_CYCLE
     llc = n.get("llc_bytes") or LLC_PER_CORE * cores

@@ -3,9 +3,10 @@
 
     validation/hardware.py [--out DIR] [--quick] [--repeats R] [--demsim SMPI_LAUNCHER] [--native NATIVE_DEMSIM]
 
-1. Probe: builds validation/bwprobe.c and measures the triad bandwidth on one core and on all
-   cores, kick-drift's streams on one core (the per-core bandwidth is the lower of the two: a core
-   with more streams open may draw less than on the triad's three), one core's FP64 rate, its
+1. Probe: builds validation/bwprobe.c and measures the triad bandwidth and kick-drift's streams
+   on one core and on all cores (the per-core bandwidth is the lower of the two on one core: a
+   core with more streams open may draw less than on the triad's three; the node's bus the larger
+   of the two on all cores: the bus delivers at least either), one core's FP64 rate, its
    divider, gathers and page faults; then the contact-force kernel alone (calibrate_cost), which
    gives KERNEL_FLOPS_PER_CYCLE on this processor. Writes DIR/local-calibrated.xml,
    platforms/local.xml with these figures in place of its estimates (through
@@ -87,8 +88,8 @@ def build_probe(out):
 
 
 # the figures the probe measures (each the best of its repeats)
-PROBED = ("bw_1core", "stream_1core", "bw_allcore", "stream_allcore", "flops_1core", "gather_1core", "lattice_1core", "divider_1core",
-          "flops_allcore_per_thread", "first_touch")
+PROBED = ("bw_1core", "stream_1core", "bw_allcore", "stream_allcore", "flops_1core", "gather_1core", "lattice_1core",
+          "divider_1core", "flops_allcore_per_thread", "first_touch")
 
 
 def probe(exe, repeats, ncpu, mib):
@@ -249,10 +250,9 @@ def node_bw_of(pr):
 
 
 def core_bw_of(pr):
-    """The bandwidth one core draws for the DEM kernels: the lower of the triad's (three streams)
-    and the kick-drift pattern's (six in, three out: as many as the kernels keep open), at most
-    the node's. A probe without the streams figure (older hardware.json) gives the triad's."""
-    return min(pr["bw_1core"], pr.get("stream_1core") or pr["bw_1core"], node_bw_of(pr))
+    """The bandwidth one core draws for the DEM kernels (make_platforms.measured_core_bw)."""
+    import make_platforms as mp
+    return mp.measured_core_bw(pr["bw_1core"], pr.get("stream_1core"), node_bw_of(pr))
 
 
 def kernel_rate_per_cycle(pr):
@@ -285,8 +285,7 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
         "This machine, CALIBRATED by validation/hardware.py (validation/bwprobe.c), from",
         "platforms/make_platforms.py's local platform with its estimates replaced by measurements:",
         f"memory bandwidth {bw / 1e9:.3g} GB/s (the larger of the triad and kick-drift's streams, {pr['threads_all']} threads);",
-        "per-core bandwidth",
-        f"{core_bw / 1e9:.3g} GB/s (the lower of the triad, 1 thread, and kick-drift's streams, 1 thread); missed",
+        f"per-core bandwidth {core_bw / 1e9:.3g} GB/s (the lower of the two, 1 thread); missed",
         f"gathers {pr['gather_1core'] / 1e9:.3g} GB/s per core; core FP64 peak {peak / 1e9:.3g} GF/s (FMA loop), so a",
         f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
         f"(KERNEL_FLOPS_PER_CYCLE {k:.3g}, {k_from});",

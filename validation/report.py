@@ -952,11 +952,10 @@ def assessment(data, hw):
 def constant_here(hw, step):
     """The core-rate constant as this machine's hardware check measured it, against the platforms'
     and the step the sensitivity runs move it by; [] without a measurement."""
-    import make_platforms
     k = (hw or {}).get("probe", {}).get("kernel_flops_per_cycle")
     if not k:
         return []
-    k0 = make_platforms.KERNEL_FLOPS_PER_CYCLE
+    k0 = _platform_kfpc()
     cpu = hw["probe"].get("cpu", {}).get("text")
     dev = (k / k0 - 1) * 100
     return [f"The hardware check of this report measured KERNEL_FLOPS_PER_CYCLE at {k:.2f} on this machine's processor"
