@@ -215,7 +215,7 @@ def host_xml(hid, speed, cores, props, indent="    "):
 
 
 def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY,
-                    llc=None, cores=1, gather=None, divider=None, first_touch=FIRST_TOUCH_BW):
+                    llc=None, cores=1, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None):
     if device == "gpu":
         line, llc = GPU["sector"], GPU["l2"]
     else:
@@ -230,6 +230,8 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
         props.append(("divider_rate", f"{divider:.6g}"))
     if first_touch:
         props.append(("first_touch_bw", f"{first_touch:.6g}"))
+    if partition:
+        props.append(("partition_rate", f"{partition:.6g}"))
     if device == "gpu":
         props += [("gpu_flops", f"{GPU['flops']:.6g}"), ("gpu_bw", f"{GPU['bw']:.6g}"),
                   ("gpu_gather_bw", f"{GPU['gather_bw']:.6g}"), ("pcie_bw", f"{GPU['pcie']:.6g}")]
@@ -372,13 +374,13 @@ def twosite(wan_latency=WAN_LATENCY, wan_bandwidth=WAN_BANDWIDTH):
 
 
 def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, llc=None,
-                curve=LOADED_LATENCY, gather=None, divider=None, first_touch=FIRST_TOUCH_BW):
+                curve=LOADED_LATENCY, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None):
     cs = []
     for host, cores, cname in containers:
         cs.append(dict(host=host, cores=cores,
                        props=container_props(cname, name, ntype, core_bw, latency=latency, llc=llc,
                                              cores=cores, gather=gather, divider=divider,
-                                             first_touch=first_touch)))
+                                             first_touch=first_touch, partition=partition)))
     return dict(name=name, type=ntype, bw=bw, flops=flops, containers=cs, doc=doc, latency=curve)
 
 
@@ -443,7 +445,8 @@ def test_sim():
                     ["node b: one 1-core container (to compare a-1x with a rank on another node)"]),
         simple_node("c", "test", 10e9, F, 4e9,
                     [("c-1", 1, "T-1"), ("c-2", 2, "T-2"), ("c-4", 4, "T-4")],
-                    ["node c: 4 GB/s per core, 10 GB/s node: 1, 2, 4 cores draw 4, 8, 10 GB/s"]),
+                    ["node c: 4 GB/s per core, 10 GB/s node: 1, 2, 4 cores draw 4, 8, 10 GB/s;",
+                     "c-2's Zoltan measured at 1e7 particle-levels/s (partition_rate)"]),
         simple_node("s", "test", 10e9, 1e9, 4e9, [("s-4", 4, "T-4")],
                     ["node s: slow cores (1 Gf/s) for compute-bound kernels"]),
         simple_node("d", "test", 10e9, F, 3e9, [("d-dem", 2, "T-2"), ("d-stress", 2, "T-2")],
@@ -470,6 +473,7 @@ def test_sim():
     nodes.append(simple_node("l", "test", 10e9, F, 2e9, [("l-dem", 2, "T-2"), ("l-stress", 1, "T-1")],
                              ["node l: loaded latency 2x at half the bus used, 3x when full"],
                              curve="0:1,0.5:2,1:3"))
+    nodes[2]["containers"][1]["props"].append(("partition_rate", "1e+07"))
     for n in nodes[:-1]:
         n["latency"] = FLAT_LATENCY
     x = simple_node("x", "test", 10e9, F, 1e9, [("x-bad", 1, "T-1")],

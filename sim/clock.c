@@ -6,7 +6,8 @@
  *                               it), then its cache-line traffic (sim/cost.c) on the
  *                               node's memory bus, one flow per core (sim/membus.c)
  *   kernel on a GPU container : launch latency + device roofline (sim/gpu.c)
- *   host-side work            : the same on one core
+ *   host-side work            : the same on one core (a partition at the host's measured
+ *                               partition_rate when the platform gives one)
  *   host<->device copy        : PCIe on a GPU; on a CPU device only the enqueue latency
  *   first touch of memory     : the bytes at the host's first_touch_bw (page faults); nothing
  *                               when the platform gives no such figure
@@ -107,6 +108,9 @@ int dem_clock_charge(const dem_work_t *w)
     return sim_membus_run(h, cpu_flops(h, &c) + launch, h->cores, cpu_traffic(h, &c), h->core_bw, sim_cost_streaming(&c));
   }
   case SIM_ON_HOST:
+    /* a partition on a host whose Zoltan was measured: the whole call at that rate */
+    if (c.levels > 0.0 && h->partition_rate > 0.0)
+      return sim_membus_run(h, c.levels / h->partition_rate * h->core_flops, 1, 0.0, h->core_bw, 1);
     if (first_touch(h, c.fresh)) return -1;
     return sim_membus_run(h, cpu_flops(h, &c), 1, cpu_traffic(h, &c), h->core_bw, sim_cost_streaming(&c));
   case SIM_ON_LINK:

@@ -69,7 +69,11 @@
  * the measurement, the flops follow the constant). Beside it the dots' coordinates, weight and ids are
  * read at every level (48 B), and the scratch is new memory, at the host's first_touch_bw (a
  * bare-metal host maps it ten times faster than that VM). (Charged before as 1,200 flops with
- * the faults inside, and before that as 1,300 B of memory traffic, 120 ns at 11 GB/s.) */
+ * the faults inside, and before that as 1,300 B of memory traffic, 120 ns at 11 GB/s.)
+ * These figures are one processor's: on an AMD EPYC family 25 (Zen 4) core the solver's call
+ * takes about 30 ns a particle-level, faults included (validation/hardware.py, 2026-12-05),
+ * against about 80 that they charge at that core's rate. A platform that measured its own
+ * Zoltan (host property partition_rate, sim/host.h) is charged that instead (sim/clock.c). */
 #define RCB_FLOPS_PER_PARTICLE_LEVEL 763.0
 #define RCB_FRESH_BYTES_PER_PARTICLE 53.0
 #define RCB_BYTES_PER_PARTICLE_LEVEL 48.0
@@ -228,6 +232,7 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
      * new memory every call. */
     double ranks = w->ranks >= 1.0 ? w->ranks : 1.0;
     n[0] = w->particles / ranks * (ceil(log2(ranks)) + 1.0);
+    c->levels = n[0];
     c->fresh = RCB_FRESH_BYTES_PER_PARTICLE * w->particles / ranks;
   }
   for (int i = 0; i < N_COUNTS; i++) {

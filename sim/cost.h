@@ -27,6 +27,7 @@ typedef struct sim_cost {
   double gathers;   /* how many such data: on a cache miss each brings a whole line */
   double particles; /* particles of the rank the gathers reach into (their reuse window) */
   double divsqrt;   /* of `flops`, FP64 divisions and square roots (lanes): the divider's work */
+  double levels;    /* particle-levels of a PARTITION (this rank's share x (bisection levels + 1)) */
   double fresh;     /* bytes of new memory the work writes first (page faults): FIRST_TOUCH's bytes,
                      * Zoltan's scratch of a PARTITION; charged at the host's first_touch_bw */
 } sim_cost_t;

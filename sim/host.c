@@ -125,6 +125,9 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
   if (sg_host_get_property_value(host, "first_touch_bw") &&
       number_prop(host, "first_touch_bw", 0, &h->first_touch_bw, err, errlen))
     return -1;
+  if (sg_host_get_property_value(host, "partition_rate") &&
+      number_prop(host, "partition_rate", 0, &h->partition_rate, err, errlen))
+    return -1;
   char device[8];
   if (copy_prop(host, "device", device, sizeof device, err, errlen)) return -1;
   if (strcmp(device, "cpu") == 0) {

@@ -18,6 +18,10 @@
  *   first_touch_bw (B/s) fresh memory the container's OS maps per second at its first write (a
  *                     page fault and a zeroed page per 4 KiB); optional: without it first touch
  *                     costs nothing
+ *   partition_rate (1/s) particle-levels per second of the solver's Zoltan RCB call on one core
+ *                     (the whole call: its arithmetic, traffic and its scratch's page faults),
+ *                     measured on this host (validation/hardware.py); optional: without it a
+ *                     partition is charged by sim/cost.c's counts (RCB_*, calibrated on one host)
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
@@ -52,6 +56,7 @@ typedef struct sim_host {
   double storage_bw;      /* B/s, the container's storage (checkpoints); 0 when the platform has none */
   double divider_rate;    /* lanes/s, one core's divisions and square roots; 0 when the platform has none */
   double first_touch_bw;  /* B/s, fresh memory mapped at first write; 0 when the platform has none */
+  double partition_rate;  /* particle-levels/s of a Zoltan RCB call on one core; 0 when the platform has none */
 } sim_host_t;
 
 /* Reads the description of the named host (NULL: the calling actor's host). Returns 0, or -1

@@ -128,6 +128,7 @@ struct dem_partition {
   size_t exported_cap;
   int failed;               /* a callback ran out of memory */
   size_t imported;          /* particles unpacked by the last migration */
+  size_t compacted;         /* particles its compaction moved down the store (cb_mid_migrate) */
   size_t migrated_bytes;    /* bytes of the records it packed and unpacked */
   size_t packed_bytes;      /* of those, packed (sent) */
   size_t packed_wan_bytes;  /* of those, sent to another site's rank (platform.sites) */
@@ -367,7 +368,10 @@ static void cb_mid_migrate(void *data, int ngid, int nlid, int nimp, ZOLTAN_ID_P
   size_t kept = 0;
   for (size_t i = 0; i < p->n; i++)
     if (!pt->exported[i]) {
-      if (kept != i) dem_particles_copy_one(p, kept, p, i);
+      if (kept != i) {
+        dem_particles_copy_one(p, kept, p, i);
+        pt->compacted++;
+      }
       kept++;
     }
   p->n = kept;
@@ -826,6 +830,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
 
   pt->failed = 0;
   pt->imported = 0;
+  pt->compacted = 0;
   pt->migrated_bytes = 0;
   pt->packed_bytes = 0;
   pt->packed_wan_bytes = 0;
@@ -834,10 +839,13 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   Zoltan_LB_Free_Part(&e.gids, &e.lids, &e.procs, &e.parts);
   if (rc) return -1;
 
-  /* the records packed here and unpacked here, plus compacting the store */
+  /* the records packed here and unpacked here, the particles the compaction moved (those
+   * behind this rank's first export: none when nothing leaves), and the export flags, one
+   * byte per particle written and scanned */
   dem_work_t w = {.kind = DEM_WORK_PACK,
                   .bytes = (double)pt->migrated_bytes +
-                           (double)dem_particles_bytes_per_particle(p->slots) * (double)p->n};
+                           (double)dem_particles_bytes_per_particle(p->slots) * (double)pt->compacted +
+                           (double)p->n};
   dem_clock_charge(&w);
   if (pt->calls++ > 0) {
     pt->stats.repartitions++;

@@ -291,6 +291,8 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
         f"(KERNEL_FLOPS_PER_CYCLE {k:.3g}, {k_from});",
         f"divider {pr['divider_1core'] / 1e9:.3g} G lanes/s per core (divide / square-root loop);",
         f"new memory mapped at its first write at {pr['first_touch'] / 1e9:.3g} GB/s (a page fault per 4 KiB).",
+    ] + ([f"Zoltan RCB in the solver's configuration {pr['partition_rate'] / 1e6:.3g} M particle-levels/s per core "
+          "(partition_rate: a short 2-rank native run, the whole call)."] if pr.get("partition_rate") else []) + [
         "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
         "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
     ]
@@ -304,11 +306,13 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
         return dict(host=host, cores=cores, flops=flops * s,
                     props=mp.container_props(cname, "local", "local", core_bw * s * m, latency=mp.CPU_LAUNCH_LATENCY,
                                              llc=mp.LOCAL_LLC, cores=cores, gather=pr["gather_1core"] * s * m,
-                                             divider=pr["divider_1core"] * s, first_touch=pr["first_touch"] * s))
+                                             divider=pr["divider_1core"] * s, first_touch=pr["first_touch"] * s,
+                                             partition=pr.get("partition_rate", 0.0) * s))
     node = mp.simple_node("local", "local", bw, flops, core_bw, [("local", 2, "local-2core")],
                           ["the machine: node 'local', memory bus local-membus"],
                           latency=mp.CPU_LAUNCH_LATENCY, llc=mp.LOCAL_LLC, gather=pr["gather_1core"],
-                          divider=pr["divider_1core"], first_touch=pr["first_touch"])
+                          divider=pr["divider_1core"], first_touch=pr["first_touch"],
+                          partition=pr.get("partition_rate"))
     node["containers"][:0] = [core("local-0", "local-1core", 1, shares.get(0, 1.0), mem_shares.get(0, 1.0)),
                               core("local-1", "local-1core", 1, shares.get(1, 1.0), mem_shares.get(1, 1.0))]
     node["containers"].append(core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0), mem_shares.get(1, 1.0)))
@@ -585,6 +589,35 @@ def write_scenario(a, out, spec, plat, suffix=""):
                     max(a.every // 5, 1), spec.get("stress"), ratio=spec["ratio"])
 
 
+def mpirun_cmd():
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-x", "POCL_MAX_PTHREAD_COUNT=1"]
+    return cmd[:1] + ["--allow-run-as-root"] + cmd[1:] if os.geteuid() == 0 else cmd
+
+
+def partition_rate(a, out, plat, log):
+    """Zoltan RCB's rate on this machine, in the solver's own configuration: a short native run of
+    two ranks (one per core, particles apart) that repartitions every few steps; the slowest rank's
+    time in Zoltan_LB_Partition per call (summary wall_partition_s, the first call excluded) over
+    the particle-levels of a call (share x (ceil(log2 ranks) + 1), sim/cost.c), best of the
+    repeats. The rate covers the whole call, its scratch's page faults included (the platform's
+    partition_rate, sim/host.h): RCB's cost per particle-level differs between processors (a
+    Zen 4 core here against the calibration host of sim/cost.c's RCB constants)."""
+    spec = dict(cfg="hw-partition", hosts=["local-0", "local-1"], cpus=[0, 1], ratio=REGIMES["apart"])
+    steps, every = 20, 4
+    cfg = scenario(os.path.join(out, "hw-partition.cfg"), "hw-partition", plat, spec["hosts"], a.particles,
+                   steps, every, every)
+    best = 0.0
+    for i in range(a.repeats):
+        d = os.path.join(out, f"native-partition-{i}")
+        app = [a.native, "run", cfg, "--out", d, "--quiet"]
+        cmd = mpirun_cmd() + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1", "taskset", "-c", "1"] + app
+        s = run_native(cmd, d, log, dict(os.environ, POCL_MAX_PTHREAD_COUNT="1"), cores=2)
+        if s["repartitions"] > 0 and s["wall_partition_s"] > 0:
+            levels = a.particles / 2 * (1 + 1)  # a rank's share x (one bisection level + the dots' pass)
+            best = max(best, levels / (s["wall_partition_s"] / s["repartitions"]))
+    return best
+
+
 def native_run(a, name, spec, cfg, i, out, log, watch):
     """One native measurement of a group, between two measurements of its cores."""
     env1 = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
@@ -595,9 +628,7 @@ def native_run(a, name, spec, cfg, i, out, log, watch):
             with Background(VM if spec.get("stress") else None):
                 return run_native(["taskset", "-c", "0"] + app, d, log, env1)
         return watch.around(run, spec["cpus"])
-    mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-x", "POCL_MAX_PTHREAD_COUNT=1"]
-    if os.geteuid() == 0:
-        mpirun.insert(1, "--allow-run-as-root")
+    mpirun = mpirun_cmd()
     cmd = mpirun + ["-np", "1", "taskset", "-c", "0"] + app + [":", "-np", "1", "taskset", "-c", "1"] + app
     if not spec.get("emulated"):
         return watch.around(lambda: run_native(cmd, d, log, env1, cores=2), spec["cpus"])
@@ -839,6 +870,10 @@ def main():
     t_start = time.time()
     cmdline = " ".join(["validation/hardware.py"] + sys.argv[1:])
     pr, plat = probe_phase(a, out, ncpu)
+    pr["partition_rate"] = partition_rate(a, out, plat, log)
+    print(f"hardware.py: Zoltan RCB {pr['partition_rate'] / 1e6:.1f} M particle-levels/s per core "
+          f"({1e9 / pr['partition_rate']:.0f} ns each, the whole call, in the solver's configuration)", flush=True)
+    calibrated_platform(pr, plat)
     if a.calibrate_only:
         with open(os.path.join(out, "calibration.json"), "w") as f:
             json.dump(pr, f, indent=1)

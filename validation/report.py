@@ -628,6 +628,10 @@ def hardware_section(hw):
             rows.append(("new memory at its first write (bwprobe --first-touch: a page fault and a zeroed page per "
                          "4 KiB; bare-metal Linux about 4 GB/s, 1 us a page)",
                          f"{p['first_touch'] / 1e9:.2f} GB/s ({4096 / p['first_touch'] * 1e6:.1f} us a page)"))
+        if p.get("partition_rate"):
+            rows.append(("Zoltan RCB in the solver's configuration (a short 2-rank native run: time in "
+                         "Zoltan_LB_Partition per call over its particle-levels, the whole call)",
+                         f"{p['partition_rate'] / 1e6:.1f} M particle-levels/s ({1e9 / p['partition_rate']:.0f} ns each)"))
         if p.get("pingpong_ns"):
             rows.append(("a cache line from core 0 to core 1 and back (bwprobe --pingpong): tens of ns when the cores "
                          "share a last-level cache, hundreds when not", f"{p['pingpong_ns']:.0f} ns"))
