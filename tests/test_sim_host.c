@@ -67,11 +67,6 @@ static void test_cost_model(void)
   CU_ASSERT_DOUBLE_EQUAL_FATAL(h.partition_rate, 1e7, 1e-3);
   SIM_ASSERT_CLOSE(sim_test_charge(&q), 1e-2, 1e-9);
   SIM_ASSERT_CLOSE(sim_test_charge(&p), 4e-2, 1e-9);
-  /* without the figure (every platform but a measured one): compute and traffic on one core, and
-   * the scratch at first_touch_bw */
-  CU_ASSERT(sim_membus_time(&h, sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate), 1,
-                            sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw),
-                            h.core_bw, 0.0, sim_cost_streaming(&c)) > 0.0);
 
   dem_work_t neg = {.kind = DEM_WORK_PACK, .bytes = -1};
   CU_ASSERT_EQUAL(sim_cost_of(&neg, &a), -1);
