@@ -105,6 +105,16 @@ HASWELL_DIVIDER_CYCLES = (2 * 28 + 28) / 12
 # roots per division, 8 lanes) on one core, 6 runs on 2026-12-04: 4.33-4.46e9 lanes/s (0.78
 # cycles per lane at 3.4-3.5 GHz, a divider 3.4 x Skylake's per cycle).
 LOCAL_DIVIDER_RATE = 4.4e9
+# FP64 lanes of a core's vector datapath (simd_lanes; sim/cost.h: sim_cost_cpu_flops): the
+# kernels written in lanes of eight achieve KERNEL_FLOPS_PER_CYCLE with every instruction doing
+# this many lanes; scalar code (the search, the binning, the external forces) does one per
+# instruction, so its flops weigh this many. Skylake and Haswell: two 256-bit FMA units, 4 FP64
+# lanes per instruction (Intel 64 and IA-32 Architectures Optimization Reference Manual, the
+# Skylake and Haswell microarchitecture chapters: 2 x 256-bit FMA ports). Measured on this
+# machine (AMD EPYC, Zen 4: 512-bit instructions issue as two 256-bit halves) by
+# validation/bwprobe.c, vector FMA loop over the same loop in scalar code: 58.7 / 14.7 GF/s =
+# 3.99, 2026-12-05.
+SIMD_LANES_AVX2 = 4
 FLAT_LATENCY = "0:1"
 LOCAL_LLC = 16 * 1024 * 1024
 
@@ -113,7 +123,7 @@ LOCAL_LLC = 16 * 1024 * 1024
 NODE_TYPES = {
     "i7-6700": dict(
         bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
-        gather_bw=gather_bw(12, 42, 51, 3.4), divider=3.40e9 / SKYLAKE_DIVIDER_CYCLES,
+        gather_bw=gather_bw(12, 42, 51, 3.4), divider=3.40e9 / SKYLAKE_DIVIDER_CYCLES, lanes=SIMD_LANES_AVX2,
         doc=[
             "i7-6700 (Skylake, 4 cores, 3.40 GHz base; Intel ARK datasheet).",
             "Memory: DDR4-2133 dual channel, 34.13 GB/s (the study; 2 x 8 B x 2133 MT/s).",
@@ -125,10 +135,11 @@ NODE_TYPES = {
             f"Divider (divisions, square roots): 3.40 GHz / {SKYLAKE_DIVIDER_CYCLES:.2f} cycles per lane = "
             f"{3.4 / SKYLAKE_DIVIDER_CYCLES:.2f} G lanes/s per core",
             "(Skylake: vdivpd ymm 8, vsqrtpd ymm 12 divider cycles; LLVM's Skylake scheduling model).",
+            "simd_lanes 4: two 256-bit FMA units (Intel optimization manual); scalar code's flops weigh 4.",
         ]),
     "i7-4790": dict(
         bw=29.87e9, core_bw=CORE_BW_FRACTION * 29.87e9, flops=3.60e9 * KERNEL_FLOPS_PER_CYCLE,
-        gather_bw=gather_bw(10, 36, 57, 3.6), divider=3.60e9 / HASWELL_DIVIDER_CYCLES,
+        gather_bw=gather_bw(10, 36, 57, 3.6), divider=3.60e9 / HASWELL_DIVIDER_CYCLES, lanes=SIMD_LANES_AVX2,
         doc=[
             "i7-4790 (Haswell, 4 cores, 3.60 GHz base; Intel ARK datasheet).",
             "Memory: DDR3-1866 dual channel, 29.87 GB/s (the study).",
@@ -138,13 +149,14 @@ NODE_TYPES = {
             f"Divider: 3.60 GHz / {HASWELL_DIVIDER_CYCLES:.2f} cycles per lane = {3.6 / HASWELL_DIVIDER_CYCLES:.2f} G lanes/s per core",
             "(Haswell: vdivpd ymm and vsqrtpd ymm 28 divider cycles each, a 128-bit divider; LLVM's",
             "Haswell scheduling model): the DEM's contacts cost more cycles here than on Skylake.",
+            "simd_lanes 4: two 256-bit FMA units (Intel optimization manual).",
         ]),
     "gpu-host": dict(
         bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
-        gather_bw=gather_bw(12, 42, 51, 3.4), divider=3.40e9 / SKYLAKE_DIVIDER_CYCLES,
+        gather_bw=gather_bw(12, 42, 51, 3.4), divider=3.40e9 / SKYLAKE_DIVIDER_CYCLES, lanes=SIMD_LANES_AVX2,
         doc=[
             "The GPU node's host CPU is not described by the study: ESTIMATE, taken equal to an",
-            "i7-6700 node (bandwidth, per-core bandwidth, core rate, divider). Only host-side work (packing,",
+            "i7-6700 node (bandwidth, per-core bandwidth, core rate, divider, lanes). Only host-side work (packing,",
             "binning, partitioning, output) runs on it.",
         ]),
 }
@@ -215,7 +227,8 @@ def host_xml(hid, speed, cores, props, indent="    "):
 
 
 def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY,
-                    llc=None, cores=1, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None):
+                    llc=None, cores=1, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None,
+                    lanes=None):
     if device == "gpu":
         line, llc = GPU["sector"], GPU["l2"]
     else:
@@ -232,6 +245,8 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
         props.append(("first_touch_bw", f"{first_touch:.6g}"))
     if partition:
         props.append(("partition_rate", f"{partition:.6g}"))
+    if lanes:
+        props.append(("simd_lanes", f"{lanes:.6g}"))
     if device == "gpu":
         props += [("gpu_flops", f"{GPU['flops']:.6g}"), ("gpu_bw", f"{GPU['bw']:.6g}"),
                   ("gpu_gather_bw", f"{GPU['gather_bw']:.6g}"), ("pcie_bw", f"{GPU['pcie']:.6g}")]
@@ -291,10 +306,10 @@ def study_node(name, ntype, containers):
         cores, _ = CONTAINERS[cname]
         if cname == "CN-GPU":
             props = container_props(cname, name, ntype, t["core_bw"], "gpu", GPU["latency"],
-                                    gather=t["gather_bw"], divider=t["divider"])
+                                    gather=t["gather_bw"], divider=t["divider"], lanes=t["lanes"])
         else:
             props = container_props(cname, name, ntype, t["core_bw"], cores=cores,
-                                    gather=t["gather_bw"], divider=t["divider"])
+                                    gather=t["gather_bw"], divider=t["divider"], lanes=t["lanes"])
         cs.append(dict(host=host, cores=cores, props=props))
     return dict(name=name, type=ntype, bw=t["bw"], flops=t["flops"], containers=cs,
                 doc=[f"node {name}: {ntype}; containers " + ", ".join(h for h, _ in containers)])
@@ -374,13 +389,14 @@ def twosite(wan_latency=WAN_LATENCY, wan_bandwidth=WAN_BANDWIDTH):
 
 
 def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, llc=None,
-                curve=LOADED_LATENCY, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None):
+                curve=LOADED_LATENCY, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None,
+                lanes=None):
     cs = []
     for host, cores, cname in containers:
         cs.append(dict(host=host, cores=cores,
                        props=container_props(cname, name, ntype, core_bw, latency=latency, llc=llc,
                                              cores=cores, gather=gather, divider=divider,
-                                             first_touch=first_touch, partition=partition)))
+                                             first_touch=first_touch, partition=partition, lanes=lanes)))
     return dict(name=name, type=ntype, bw=bw, flops=flops, containers=cs, doc=doc, latency=curve)
 
 
@@ -396,6 +412,7 @@ def local():
         "Core rate for the DEM kernels: 3.0 GHz (bwprobe's FMA loop: 48 GF/s at 16 flop/cycle, AVX2)",
         "x KERNEL_FLOPS_PER_CYCLE.",
         f"Divider {LOCAL_DIVIDER_RATE / 1e9:.3g} G lanes/s per core (validation/bwprobe.c's divide / square-root loop).",
+        f"simd_lanes {SIMD_LANES_AVX2}: bwprobe's vector FMA loop over its scalar one (make_platforms.py).",
         "launch_latency 5 us: ESTIMATE (OpenCL CPU runtime).",
         f"first_touch_bw {LOCAL_FIRST_TOUCH_BW / 1e9:.2f} GB/s: new memory costs 11 us a 4 KiB page on this VM (PVM guest;",
         "validation/bwprobe.c --first-touch), against about 1 us on bare metal.",
@@ -407,7 +424,7 @@ def local():
                         ("local", 2, "local-2core")],
                        ["the machine: node 'local', memory bus local-membus"],
                        latency=CPU_LAUNCH_LATENCY, llc=LOCAL_LLC, gather=4e9, divider=LOCAL_DIVIDER_RATE,
-                       first_touch=LOCAL_FIRST_TOUCH_BW)
+                       first_touch=LOCAL_FIRST_TOUCH_BW, lanes=SIMD_LANES_AVX2)
     return platform("local", header, [node])
 
 
@@ -574,7 +591,11 @@ def probe_node(n, containers):
     cores = n["cores"]
     bw = n["triad_allcore_Bps"]
     core_bw = measured_core_bw(n["triad_1core_Bps"], n.get("streams_1core_Bps"), bw)
-    clock = n["flops_peak_1core"] / (4 * n["vector_lanes"])  # 2 FMA units x lanes x 2 flop
+    scalar = n.get("scalar_flops_1core")  # absent in a probe.json of before it
+    if scalar:  # 2 FMA units x 2 flop a cycle in scalar code; the vector loop's rate over it: lanes
+        clock, lanes = scalar / 4, n["flops_peak_1core"] / scalar
+    else:  # 2 FMA units x lanes x 2 flop, the register's lanes (too many where a datapath is narrower)
+        clock, lanes = n["flops_peak_1core"] / (4 * n["vector_lanes"]), None
     flops = clock * KERNEL_FLOPS_PER_CYCLE
     llc = n.get("llc_bytes") or LLC_PER_CORE * cores
     rates = ", ".join(f"{k['cores']} core(s) {k['particle_steps_per_s']:.3g}" for k in n.get("kernel_rate", []))
@@ -585,7 +606,8 @@ def probe_node(n, containers):
            " (the lower of the triad and kick-drift's streams)"
            + (f", {stressed / 1e9:.3g} GB/s beside {n.get('stress')}" if stressed else "") + ";",
            f"missed gathers {n['gather_1core_Bps'] / 1e9:.3g} GB/s per core; FP64 peak {n['flops_peak_1core'] / 1e9:.3g} GF/s per core"
-           f" ({n['vector_lanes']} lanes), so a {clock / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
+           f" ({n['vector_lanes']} lanes a register" + (f", {lanes:.3g} a cycle: scalar {scalar / 1e9:.3g} GF/s" if lanes else "")
+           + f"), so a {clock / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
            f"(KERNEL_FLOPS_PER_CYCLE {KERNEL_FLOPS_PER_CYCLE}); last-level cache {llc / 2**20:.3g} MiB"
            + ("" if n.get("llc_bytes") else " (ESTIMATE: not readable)") + ".",
            (f"divider {divider / 1e9:.3g} G lanes/s per core (divisions and square roots)." if divider else
@@ -596,7 +618,7 @@ def probe_node(n, containers):
     cs = []
     for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,
-                                llc=llc * ncores / cores, gather=n["gather_1core_Bps"], divider=divider)
+                                llc=llc * ncores / cores, gather=n["gather_1core_Bps"], divider=divider, lanes=lanes)
         if shares:
             props.append(("shares_cores_with", ",".join(shares)))
         cs.append(dict(host=host, cores=ncores, props=props))

@@ -78,7 +78,7 @@ static int charge_measured(const sim_host_t *h, double seconds)
 /* compute (flops at the core's rate) and memory traffic of a piece of work on this CPU */
 static double cpu_flops(const sim_host_t *h, const sim_cost_t *c)
 {
-  return sim_cost_cpu_flops(c, h->core_flops, h->divider_rate);
+  return sim_cost_cpu_flops(c, h->core_flops, h->divider_rate, h->simd_lanes);
 }
 
 static double cpu_traffic(const sim_host_t *h, const sim_cost_t *c)

@@ -30,6 +30,14 @@
  * validation/calibrate_cost on the benchmark lattices: 24.4 candidates per particle at 8,000,
  * 25.7 at 64,000, 26.1 at 216,000, 26.3 at 512,000 (before the rows, a hashed table: 36-38).
  *
+ * Scalar code: the search (a work-item per particle, a branch per candidate), the host's binning
+ * and the external forces are written one particle at a time, not in lanes of eight like the
+ * force, wall and integrator kernels; their flops other than the divider's weigh the core's
+ * simd_lanes each (coef_t.scalar, sim_cost_cpu_flops). On one PoCL thread at 512,000 particles
+ * they had run 3.0 x (search, binning) and 2.5 x (external) the model that weighed them one
+ * each; with 4 lanes: search 0.80 x apart and 1.14 x in contact, binning 1.70 x, external
+ * 1.06 x (platforms/README.md, simd_lanes).
+ *
  * Host-side work runs on one core: packing and output are bandwidth work (a packed or written
  * byte is read once and written once: 2 B of traffic); Zoltan RCB is charged per particle and
  * bisection level (RCB_* below, calibrated against Zoltan itself). */
@@ -85,6 +93,7 @@ typedef struct coef {
   double f[N_COUNTS]; /* flops per particle, pair, contact, byte */
   double b[N_COUNTS]; /* bytes per particle, pair, contact, byte */
   double d[N_COUNTS]; /* of the flops, divisions and square roots (divider lanes) */
+  int scalar;         /* 1: scalar code, its flops one lane per instruction (sim_cost_cpu_flops) */
 } coef_t;
 
 /* What the hardware moves beside the bytes above (sim_cost_cpu_traffic), per count, from the
@@ -102,12 +111,21 @@ typedef struct traffic_coef {
  *   gid, index and spring stored without a load (32 B).
  * FORCES, FORCES_ALL: per particle slot the partner's pos and radius (2 data, 32 B), per
  *   contact its vel and omega (2 data, 48 B); force and torque stored without a load (48 B).
+ * BOUNDARIES: every datum of a listed particle is reached through the wall list, one line per
+ *   array: per listed particle radius, nbr_count, force and torque loaded and stored (4 lines,
+ *   108 B; the list entry itself streams); per wall slot its nbr_index, the particle's pos
+ *   component and the spring test (3 lines, 36 B); per wall contact vel and omega (2 lines, 48 B)
+ *   and the spring's load and store, on the line the test brought (72 B gathered in all). On one
+ *   PoCL thread the pass took 2.3 x its model then without these at 8,000 particles (its data in
+ *   the cache), 3.7 x at 64,000, 5.0 x at 216,000 and 5.8 x at 512,000: the misses, about 50 ns
+ *   per listed particle at 512,000 (calibrate_cost --sizes 20,40,60,80 --packings apart).
  * BINNING: index stored 4 and bucket table cleared 12 B without a load.
  * PACK, OUTPUT: the copy's destination is written without a load (1 B per byte). */
 static const traffic_coef_t traffic[DEM_WORK_KIND_COUNT] = {
   [DEM_WORK_SEARCH] = {{0, 32, 0, 0}, {72 + SEARCH_CANDIDATES * 36, 0, 0, 0}, {18 + SEARCH_CANDIDATES * 3, 0, 0, 0}},
   [DEM_WORK_FORCES] = {{48, 0, 0, 0}, {0, 32, 48, 0}, {0, 2, 2, 0}},
   [DEM_WORK_FORCES_ALL] = {{48, 0, 0, 0}, {0, 32, 48, 0}, {0, 2, 2, 0}},
+  [DEM_WORK_BOUNDARIES] = {{0}, {108, 36, 72, 0}, {4, 3, 2, 0}},
   [DEM_WORK_BINNING] = {{16, 0, 0, 0}, {0}, {0}},
   [DEM_WORK_PACK] = {{0, 0, 0, 1}, {0}, {0}},
   [DEM_WORK_OUTPUT] = {{0, 0, 0, 1}, {0}, {0}},
@@ -156,7 +174,7 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   not counted); partner id 4, old gid and spring for the history carry 28, new gid, index
    *   and spring stored 32: 64 B. */
   [DEM_WORK_SEARCH] = {SIM_ON_DEVICE, {9 + 12 + SEARCH_CANDIDATES * 11, 9, 0, 0},
-                       {4 + 32 + 8 + 72 + SEARCH_CANDIDATES * 36 + 8, 64, 0, 0}, {3, 3, 0, 0}},
+                       {4 + 32 + 8 + 72 + SEARCH_CANDIDATES * 36 + 8, 64, 0, 0}, {3, 3, 0, 0}, 1},
   /* FORCES (forces.cl: dem_forces).
    * per particle: pos, vel, omega 72 B, radius 8, nbr_count 4 read, force and torque 48 stored:
    *   132 B; 3 flops (m_i).
@@ -173,7 +191,7 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
   [DEM_WORK_BOUNDARIES] = {SIM_ON_DEVICE, {0, 2, 120, 0}, {112, 36, 72, 0}, {0, 0, DIVSQRT_LAW, 0}},
   /* EXTERNAL (external.cl): radius 8 B, force loaded and stored 48: 56 B; 9 flops (mass 3,
    *   3 x (mul, add)). */
-  [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0}, {56, 0, 0, 0}},
+  [DEM_WORK_EXTERNAL] = {SIM_ON_DEVICE, {9, 0, 0, 0}, {56, 0, 0, 0}, {0}, 1},
   /* FORCES_ALL (integrator.cl: dem_forces_all, the pair pass of a step: FORCES, then EXTERNAL on
    *   the force still in registers; the wall pass that follows is a BOUNDARIES charge).
    * per particle: as FORCES, 132 B (force and torque stored once, never loaded: the separate
@@ -192,7 +210,7 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   counter increments 16, index stored 4, bucket table cleared 12, prefix sum and shift-back
    *   (a read and a write per bucket each) 48: 152 B; 24 flops (the check 3 x (sub, div), the
    *   bucket computed twice: 3 x (sub, div, floor) each). */
-  [DEM_WORK_BINNING] = {SIM_ON_HOST, {24, 0, 0, 0}, {152, 0, 0, 0}, {9, 0, 0, 0}},
+  [DEM_WORK_BINNING] = {SIM_ON_HOST, {24, 0, 0, 0}, {152, 0, 0, 0}, {9, 0, 0, 0}, 1},
   /* COPY_D2H / COPY_H2D: the bytes cross PCIe on a GPU; on a CPU device the store is wrapped
    *   with CL_MEM_USE_HOST_PTR (solver/particles.h), so only the enqueue is paid. */
   [DEM_WORK_COPY_D2H] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
@@ -219,12 +237,15 @@ static int bad(double x) { return !isfinite(x) || x < 0.0; }
 int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
 {
   if (!w || w->kind < 0 || w->kind >= DEM_WORK_KIND_COUNT) return -1;
-  if (bad(w->particles) || bad(w->pairs) || bad(w->contacts) || bad(w->bytes) || bad(w->ranks))
+  if (bad(w->particles) || bad(w->pairs) || bad(w->contacts) || bad(w->bytes) || bad(w->ranks) ||
+      bad(w->reach))
     return -1;
   double n[N_COUNTS] = {w->particles, w->pairs, w->contacts, w->bytes};
   const coef_t *k = &table[w->kind];
   const traffic_coef_t *t = &traffic[w->kind];
-  *c = (sim_cost_t){.place = k->place, .particles = w->particles};
+  *c = (sim_cost_t){.place = k->place, .particles = w->particles, .window = sim_cost_reuse_window(w->particles)};
+  if (w->kind == DEM_WORK_BOUNDARIES && w->reach > c->window / table[DEM_WORK_FORCES_ALL].b[0])
+    c->window = w->reach * table[DEM_WORK_FORCES_ALL].b[0];
   if (w->kind == DEM_WORK_FIRST_TOUCH) c->fresh = w->bytes;
   if (w->kind == DEM_WORK_PARTITION) {
     /* `particles` is the global count: every rank handles its share at each of the
@@ -243,13 +264,15 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
     c->gathers += t->gathers[i] * n[i];
     c->divsqrt += k->d[i] * n[i];
   }
+  if (k->scalar) c->scalar = c->flops - c->divsqrt;
   return 0;
 }
 
-double sim_cost_cpu_flops(const sim_cost_t *c, double core_flops, double divider_rate)
+double sim_cost_cpu_flops(const sim_cost_t *c, double core_flops, double divider_rate, double lanes)
 {
-  if (!(divider_rate > 0.0)) return c->flops;
-  return c->flops - c->divsqrt + c->divsqrt * core_flops / divider_rate;
+  double f = c->flops + (lanes > 1.0 ? (lanes - 1.0) * c->scalar : 0.0);
+  if (!(divider_rate > 0.0)) return f;
+  return f - c->divsqrt + c->divsqrt * core_flops / divider_rate;
 }
 
 double sim_cost_reuse_window(double n)
@@ -257,15 +280,19 @@ double sim_cost_reuse_window(double n)
   return n > 0.0 ? 2.0 * pow(n, 2.0 / 3.0) * SIM_GATHER_PARTICLE_BYTES : 0.0;
 }
 
+double sim_cost_window_miss(double window, double cache)
+{
+  return window > cache && window > 0.0 ? 1.0 - cache / window : 0.0;
+}
+
 double sim_cost_miss_fraction(double n, double cache)
 {
-  double window = sim_cost_reuse_window(n);
-  return window > cache && window > 0.0 ? 1.0 - cache / window : 0.0;
+  return sim_cost_window_miss(sim_cost_reuse_window(n), cache);
 }
 
 double sim_cost_cpu_traffic(const sim_cost_t *c, double line, double cache, double miss_weight)
 {
-  double miss = sim_cost_miss_fraction(c->particles, cache);
+  double miss = sim_cost_window_miss(c->window, cache);
   return (c->bytes - c->gathered) + c->rfo + miss * c->gathers * line * miss_weight;
 }
 

@@ -26,7 +26,10 @@ typedef struct sim_cost {
   double gathered;  /* of `bytes`, partner data loaded through an index (neighbour gathers) */
   double gathers;   /* how many such data: on a cache miss each brings a whole line */
   double particles; /* particles of the rank the gathers reach into (their reuse window) */
+  double window;    /* bytes the gathers reach into: what must stay in the cache for them to hit */
   double divsqrt;   /* of `flops`, FP64 divisions and square roots (lanes): the divider's work */
+  double scalar;    /* of `flops` less `divsqrt`, those of scalar code: one FP64 lane per instruction
+                     * (sim_cost_cpu_flops) */
   double levels;    /* particle-levels of a PARTITION (this rank's share x (bisection levels + 1)) */
   double fresh;     /* bytes of new memory the work writes first (page faults): FIRST_TOUCH's bytes,
                      * Zoltan's scratch of a PARTITION; charged at the host's first_touch_bw */
@@ -43,20 +46,32 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c);
  * The particles are stored in lattice (cell) order, so a partner's data are those of a particle
  * streamed nearby: a gathered datum is in the cache when the reuse window, two planes of the
  * rank's block (2 n^(2/3) particles of SIM_GATHER_PARTICLE_BYTES each), fits in it; else the
- * part of the window that does not fit misses: miss = max(0, 1 - cache / window). */
+ * part of the window that does not fit misses: miss = max(0, 1 - cache / window). The wall pass
+ * (BOUNDARIES) reaches through its list into particles scattered over the rank's store right
+ * after the pair pass streamed all of them: its window is the rank's particles (dem_work_t.reach)
+ * x the pair pass's streamed bytes per particle. */
 double sim_cost_cpu_traffic(const sim_cost_t *c, double line, double cache, double miss_weight);
 /* The fraction of gathers into the data of n particles that miss `cache` bytes of cache. */
 double sim_cost_miss_fraction(double n, double cache);
+/* The fraction of gathers into a window of `window` bytes that miss `cache` bytes of cache. */
+double sim_cost_window_miss(double window, double cache);
 /* The reuse window (bytes) of gathers into the data of n particles. */
 double sim_cost_reuse_window(double n);
 /* The compute of a piece of work on a CPU core, in flops at the core's rate core_flops (flop/s):
- *   flops - divsqrt + divsqrt x core_flops / divider_rate
+ *   flops - divsqrt + divsqrt x core_flops / divider_rate + (lanes - 1) x scalar
+ * The core's rate is that of the DEM kernels written in lanes of eight (KERNEL_FLOPS_PER_CYCLE,
+ * platforms/make_platforms.py): their operations issue `lanes` FP64 lanes per instruction, where
+ * lanes (platform property simd_lanes) is the width of the core's vector datapath in doubles (4
+ * on a 256-bit datapath). Scalar code (the contact search, the host's binning, the external
+ * forces: a work-item per particle, branches per candidate) issues one lane per instruction, so
+ * at the same instruction rate its operations take `lanes` times as long. lanes <= 1: no such
+ * distinction (a GPU's threads are scalar and its rate is theirs).
  * A core's divider (divisions and square roots, divider_rate lanes/s, platform property
  * divider_rate) is not pipelined like its adders and multipliers: a division costs several
  * times an ordinary flop, and how many times differs between cores (Haswell's divider takes
  * 2.6x Skylake's cycles per lane for this code's mix). divider_rate <= 0: divisions and square
  * roots cost one flop each, like the rest. */
-double sim_cost_cpu_flops(const sim_cost_t *c, double core_flops, double divider_rate);
+double sim_cost_cpu_flops(const sim_cost_t *c, double core_flops, double divider_rate, double lanes);
 /* 1 when the work gathers nothing through an index (the integrators, the external forces,
  * binning, packing): its traffic streams, prefetched behind its compute, so the two overlap
  * (sim/membus.c); 0 for work with gathers, whose compute and traffic add up. */

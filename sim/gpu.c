@@ -16,7 +16,7 @@
 
 double sim_gpu_kernel_time(const struct sim_host *h, const struct sim_cost *c)
 {
-  double miss = sim_cost_miss_fraction(c->particles, h->llc_bytes);
+  double miss = sim_cost_window_miss(c->window, h->llc_bytes);
   double tf = c->flops / h->gpu_flops;
   double tm = (c->bytes - c->gathered) / h->gpu_bw + miss * c->gathers * h->cache_line / h->gpu_gather_bw;
   return h->launch_latency + (tf > tm ? tf : tm);

@@ -128,6 +128,11 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
   if (sg_host_get_property_value(host, "partition_rate") &&
       number_prop(host, "partition_rate", 0, &h->partition_rate, err, errlen))
     return -1;
+  h->simd_lanes = 1.0;
+  if (sg_host_get_property_value(host, "simd_lanes") &&
+      number_prop(host, "simd_lanes", 0, &h->simd_lanes, err, errlen))
+    return -1;
+  if (h->simd_lanes < 1.0) return fail(err, errlen, hname, "'simd_lanes' must be at least 1");
   char device[8];
   if (copy_prop(host, "device", device, sizeof device, err, errlen)) return -1;
   if (strcmp(device, "cpu") == 0) {

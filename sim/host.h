@@ -22,6 +22,9 @@
  *                     (the whole call: its arithmetic, traffic and its scratch's page faults),
  *                     measured on this host (validation/hardware.py); optional: without it a
  *                     partition is charged by sim/cost.c's counts (RCB_*, calibrated on one host)
+ *   simd_lanes         FP64 lanes of one core's vector datapath (4 on a 256-bit one): the core's
+ *                     rate is that of code in lanes, scalar code runs at 1/simd_lanes of it
+ *                     (sim/cost.h: sim_cost_cpu_flops); optional: without it, 1 (no difference)
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
@@ -57,6 +60,7 @@ typedef struct sim_host {
   double divider_rate;    /* lanes/s, one core's divisions and square roots; 0 when the platform has none */
   double first_touch_bw;  /* B/s, fresh memory mapped at first write; 0 when the platform has none */
   double partition_rate;  /* particle-levels/s of a Zoltan RCB call on one core; 0 when the platform has none */
+  double simd_lanes;      /* FP64 lanes of a core's vector datapath; 1 when the platform gives none */
 } sim_host_t;
 
 /* Reads the description of the named host (NULL: the calling actor's host). Returns 0, or -1

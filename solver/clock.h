@@ -33,6 +33,8 @@ typedef struct dem_work {
   double contacts;  /* slots in actual contact */
   double bytes;     /* bytes copied, packed or written */
   double ranks;     /* for DEM_WORK_PARTITION: number of parts */
+  double reach;     /* for DEM_WORK_BOUNDARIES: the rank's particles, whose data the wall pass reaches
+                     * into through its list right after the pair pass streamed them all */
   int measured;         /* 1: a kernel timed on this machine's device (device.cost = "measured") */
   double measured_s;    /* s, its device time here (OpenCL profiling); charged instead of the model */
 } dem_work_t;

@@ -115,14 +115,19 @@ static void dem_engine_measure(dem_engine_t *e, dem_work_t *w)
   }
 }
 
+static int dem_engine_charge_work(dem_engine_t *e, dem_work_t *w)
+{
+  dem_engine_measure(e, w);
+  if (dem_clock_charge(w) != 0)
+    return dem_engine_fail(e, "the clock rejected a charge of %s work", dem_clock_kind_name(w->kind));
+  return 0;
+}
+
 static int dem_engine_charge(dem_engine_t *e, dem_work_kind_t kind, double particles, double pairs, double contacts,
                              double bytes)
 {
   dem_work_t w = {.kind = kind, .particles = particles, .pairs = pairs, .contacts = contacts, .bytes = bytes};
-  dem_engine_measure(e, &w);
-  if (dem_clock_charge(&w) != 0)
-    return dem_engine_fail(e, "the clock rejected a charge of %s work", dem_clock_kind_name(kind));
-  return 0;
+  return dem_engine_charge_work(e, &w);
 }
 
 void dem_engine_pack_params(const dem_params_t *prm, double *v)
@@ -256,7 +261,9 @@ static int dem_engine_collect(dem_engine_t *e);
 static int dem_engine_charge_walls(dem_engine_t *e)
 {
   if (!(e->wall_particles > 0.0)) return 0;
-  return dem_engine_charge(e, DEM_WORK_BOUNDARIES, e->wall_particles, e->walls, e->wall_contacts, 0.0);
+  dem_work_t w = {.kind = DEM_WORK_BOUNDARIES, .particles = e->wall_particles, .pairs = e->walls,
+                  .contacts = e->wall_contacts, .reach = (double)e->p->n};
+  return dem_engine_charge_work(e, &w);
 }
 
 /* The reference backend charges what the device would: forces, boundaries and external called

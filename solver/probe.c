@@ -231,9 +231,10 @@ static void node_facts(const probe_ctx_t *c, dem_probe_node_t *nd)
 
 /* ---- memory and FP64 (bwprobe) ---------------------------------------------------------------- */
 
-enum { BW_BUS, BW_FLOPS, BW_LANES, BW_DIVIDER, BW_LINES, BW_LATTICE, BW_STREAMS, BW_COUNT };
-static const char *const bw_keys[BW_COUNT] = {"triad_bus_Bps", "flops_per_thread", "lanes", "divider_per_thread",
-                                              "random_lines_per_s", "lattice_Bps", "streams_Bps"};
+enum { BW_BUS, BW_FLOPS, BW_SCALAR, BW_LANES, BW_DIVIDER, BW_LINES, BW_LATTICE, BW_STREAMS, BW_COUNT };
+static const char *const bw_keys[BW_COUNT] = {"triad_bus_Bps",      "flops_per_thread", "scalar_flops_per_thread",
+                                              "lanes",              "divider_per_thread", "random_lines_per_s",
+                                              "lattice_Bps",        "streams_Bps"};
 
 /* Runs bwprobe with `threads` threads on cpus[0..n_cpus) (all when 0), with gather: its gathers and
  * kick-drift's streams too; its JSON goes to DIR/bwprobe-<tag>.json and its figures into v (NAN
@@ -286,15 +287,17 @@ static int measure_memory(const probe_ctx_t *c, dem_probe_node_t *nd)
   int rc = run_bwprobe(c, "1core", 1, 1, c->cpus, 1, v);
   nd->triad_1core_Bps = v[BW_BUS];
   nd->flops_peak_1core = v[BW_FLOPS];
+  nd->scalar_flops_1core = v[BW_SCALAR];
   nd->vector_lanes = v[BW_LANES];
   nd->divider_1core = v[BW_DIVIDER];
   nd->gather_1core_Bps = v[BW_LINES] * 64.0;
   nd->lattice_1core_Bps = v[BW_LATTICE];
   nd->streams_1core_Bps = v[BW_STREAMS];
   add_command(nd, "demsim-bwprobe --threads 1 --mib %s --gather --streams (core %d)", mib, c->cpus[0]);
-  progress(c, "triad, 1 core: %.3g B/s; kick-drift's streams %.3g B/s; FP64 %.3g flop/s (%g lanes), divider %.3g "
-           "lanes/s; gathers %.3g B/s, lattice %.3g B/s", nd->triad_1core_Bps, nd->streams_1core_Bps,
-           nd->flops_peak_1core, nd->vector_lanes, nd->divider_1core, nd->gather_1core_Bps, nd->lattice_1core_Bps);
+  progress(c, "triad, 1 core: %.3g B/s; kick-drift's streams %.3g B/s; FP64 %.3g flop/s (%g lanes), scalar %.3g "
+           "flop/s, divider %.3g lanes/s; gathers %.3g B/s, lattice %.3g B/s", nd->triad_1core_Bps, nd->streams_1core_Bps,
+           nd->flops_peak_1core, nd->vector_lanes, nd->scalar_flops_1core, nd->divider_1core, nd->gather_1core_Bps,
+           nd->lattice_1core_Bps);
   rc |= run_bwprobe(c, "allcore", c->n_cpus, 0, NULL, 0, v);
   nd->triad_allcore_Bps = v[BW_BUS];
   add_command(nd, "demsim-bwprobe --threads %d --mib %s (unpinned)", c->n_cpus, mib);
@@ -440,7 +443,8 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
   }
   /* what is not measured stays NAN: null in probe.json, not a zero */
   nd->llc_bytes = nd->mem_bytes = nd->triad_1core_Bps = nd->triad_allcore_Bps = nd->triad_stressed_Bps = NAN;
-  nd->gather_1core_Bps = nd->lattice_1core_Bps = nd->streams_1core_Bps = nd->flops_peak_1core = nd->vector_lanes = NAN;
+  nd->gather_1core_Bps = nd->lattice_1core_Bps = nd->streams_1core_Bps = nd->flops_peak_1core = nd->vector_lanes =
+      nd->scalar_flops_1core = NAN;
   nd->divider_1core = NAN;
   if (make_dirs(c->dir)) {
     fprintf(stderr, "demsim: probe: cannot create %s: %s\n", c->dir, strerror(errno));

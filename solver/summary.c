@@ -276,6 +276,7 @@ char *dem_summary_probe_node(const dem_probe_node_t *nd)
   json_object_set_new(o, "lattice_1core_Bps", real_or_null(nd->lattice_1core_Bps));
   json_object_set_new(o, "streams_1core_Bps", real_or_null(nd->streams_1core_Bps));
   json_object_set_new(o, "flops_peak_1core", real_or_null(nd->flops_peak_1core));
+  json_object_set_new(o, "scalar_flops_1core", real_or_null(nd->scalar_flops_1core));
   json_object_set_new(o, "vector_lanes", count_or_null(nd->vector_lanes));
   json_object_set_new(o, "divider_1core", real_or_null(nd->divider_1core));
   json_t *k = json_array();

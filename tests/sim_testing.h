@@ -28,7 +28,7 @@ static inline double sim_test_bytes(const dem_work_t *w)
 }
 
 /* The compute part of a kernel on this rank's CPU container: flops (divisions and square roots
- * at the divider's rate) over its cores, plus the launch latency (sim/clock.c). */
+ * at the divider's rate, scalar code's at its lanes) over its cores, plus the launch latency (sim/clock.c). */
 static inline double sim_test_compute(const dem_work_t *w)
 {
   sim_cost_t c;
@@ -36,7 +36,7 @@ static inline double sim_test_compute(const dem_work_t *w)
   char err[256] = "";
   CU_ASSERT_FATAL(sim_cost_of(w, &c) == 0);
   CU_ASSERT_FATAL(sim_host_read(&h, NULL, err, sizeof err) == 0);
-  return sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate) / (h.cores * h.core_flops) + h.launch_latency;
+  return sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate, h.simd_lanes) / (h.cores * h.core_flops) + h.launch_latency;
 }
 
 /* A streaming kernel's charge (the integrator gathers nothing): its compute and its traffic

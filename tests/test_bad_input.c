@@ -188,9 +188,15 @@ static void test_bad_platforms_exit_2(void)
                             "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>"
                             "<prop id=\"core_gather_bw\" value=\"5e9\"/><prop id=\"cache_line\" value=\"64\"/>"
                             "<prop id=\"llc_bytes\" value=\"1e6\"/><prop id=\"divider_rate\" value=\"fast\"/>";
+  const char *bad_lanes = "<prop id=\"container\" value=\"B\"/><prop id=\"node\" value=\"m\"/><prop id=\"node_type\" "
+                          "value=\"t\"/><prop id=\"membus\" value=\"m-membus\"/><prop id=\"core_bw\" value=\"5e9\"/>"
+                          "<prop id=\"device\" value=\"cpu\"/><prop id=\"launch_latency\" value=\"0\"/>"
+                          "<prop id=\"core_gather_bw\" value=\"5e9\"/><prop id=\"cache_line\" value=\"64\"/>"
+                          "<prop id=\"llc_bytes\" value=\"1e6\"/><prop id=\"simd_lanes\" value=\"0.5\"/>";
   const struct { const char *name, *props, *xml, *hosts, *stress, *expect; } cases[] = {
     {"platform_host_missing", good_b, NULL, "\"m-a\", \"m-zz\"", NULL, "m-zz"},
     {"platform_divider_not_a_number", bad_divider, NULL, "\"m-a\", \"m-b\"", NULL, "divider_rate"},
+    {"platform_lanes_below_one", bad_lanes, NULL, "\"m-a\", \"m-b\"", NULL, "simd_lanes"},
     {"platform_property_missing", no_bw, NULL, "\"m-a\", \"m-b\"", NULL, "core_bw"},
     {"platform_stress_host_missing", good_b, NULL, "\"m-a\"", "m-nowhere", "stress.[0].host"},
     {"platform_malformed_xml", NULL, "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=", "\"m-a\"", NULL,

@@ -128,9 +128,25 @@ static void test_traffic(void)
   CU_ASSERT_DOUBLE_EQUAL(sim_cost_reuse_window(1000.0), 16000.0, 1e-6);
   CU_ASSERT_DOUBLE_EQUAL(sim_cost_miss_fraction(1000.0, 4000.0), 0.75, 1e-12);
   CU_ASSERT_DOUBLE_EQUAL(sim_cost_miss_fraction(1000.0, 16000.0), 0.0, 1e-12);
-  c.particles = 1000.0;
+  c.window = sim_cost_reuse_window(1000.0);
   CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 4000.0, 1.0), 23880.0, 1e-6);
   CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 4000.0, 2.0), 41160.0, 1e-6);
+  /* The wall pass reaches every datum of its 3 listed particles through the list: 108 B in 4
+   * lines each, 36 B in 3 per wall slot (4), 72 B in 2 per wall contact (2): 612 of its 624 B in
+   * 28 lines; the rest (the list, 4 B a particle) streams. Its window is the rank's particles
+   * (reach, 1,000) x the pair pass's 132 B each: 132,000 B, so with 33,000 B of cache 3/4 of the
+   * lines miss: 12 + 0.75 x 28 x 64 = 1,356 B; without the reach (3 particles' reuse window) none. */
+  dem_work_t wp = {.kind = DEM_WORK_BOUNDARIES, .particles = 3, .pairs = 4, .contacts = 2, .reach = 1000};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&wp, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(c.gathered, 612.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.gathers, 28.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.window, 132000.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 33000.0, 1.0), 1356.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 1e6, 1.0), 12.0, 1e-9);
+  CU_ASSERT_FALSE(sim_cost_streaming(&c));
+  wp.reach = 0;
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&wp, &c), 0);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_traffic(&c, 64.0, 33000.0, 1.0), 12.0, 1e-9);
   /* the integrator streams only: no gathers, its stores follow loads of the same data */
   dem_work_t k = {.kind = DEM_WORK_INTEGRATE, .particles = 1e6};
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&k, &c), 0);
@@ -140,7 +156,8 @@ static void test_traffic(void)
 /* The divider (sim_cost_cpu_flops), by hand from sim/cost.c: 100 particle contacts have 800
  * divisions and square roots (5 + 3 each) among their 15,000 flops; with the divider at a tenth
  * of the core's flop rate they weigh 10 flops each: 15,000 - 800 + 8,000 = 22,200 flop-equivalents.
- * Without a divider rate (0) every flop costs one. The integrator has 2 per particle (dt/m,
+ * Without a divider rate (0) every flop costs one. The force kernels are written in lanes: the
+ * core's width (4 FP64 lanes) does not change their charge. The integrator has 2 per particle (dt/m,
  * dt/I), the search 3 per particle and 3 per slot, the wall pass 5 per wall contact. */
 static void test_divider(void)
 {
@@ -149,14 +166,19 @@ static void test_divider(void)
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
   CU_ASSERT_DOUBLE_EQUAL(c.flops, 15000.0, 1e-9);
   CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 800.0, 1e-9);
-  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 1e8), 22200.0, 1e-6);
-  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 0.0), 15000.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 1e8, 4.0), 22200.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 0.0, 1.0), 15000.0, 1e-9);
   dem_work_t k = {.kind = DEM_WORK_INTEGRATE, .particles = 10};
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&k, &c), 0);
   CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 20.0, 1e-12);
   dem_work_t s = {.kind = DEM_WORK_SEARCH, .particles = 10, .pairs = 50};
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&s, &c), 0);
   CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 180.0, 1e-12);
+  /* the search is scalar code: 10 x 307 + 50 x 9 = 3,520 flops, 3,340 of them not the divider's,
+   * weigh 4 each on a core of 4 FP64 lanes: 13,360 + 180 x 10 = 15,160; on 1 lane 3,340 + 1,800 */
+  CU_ASSERT_DOUBLE_EQUAL(c.scalar, 3340.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 1e8, 4.0), 15160.0, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 1e8, 1.0), 5140.0, 1e-6);
   dem_work_t b = {.kind = DEM_WORK_BOUNDARIES, .particles = 4, .pairs = 8, .contacts = 2};
   CU_ASSERT_EQUAL_FATAL(sim_cost_of(&b, &c), 0);
   CU_ASSERT_DOUBLE_EQUAL(c.divsqrt, 10.0, 1e-12);

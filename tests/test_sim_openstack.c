@@ -21,6 +21,8 @@ static void test_every_container_reads(void)
       CU_ASSERT_EQUAL(rc, 0);
       CU_ASSERT_STRING_EQUAL(h.node_type, "i7-6700");
       CU_ASSERT_EQUAL(h.device, SIM_DEVICE_CPU);
+      CU_ASSERT_DOUBLE_EQUAL(h.simd_lanes, 4.0, 1e-12); /* two 256-bit FMA units */
+      CU_ASSERT_DOUBLE_EQUAL(h.partition_rate, 0.0, 0.0); /* Zoltan charged by sim/cost.c's counts */
     }
   const char *others[] = {"n6-cn4790-4", "n7-cn4790-4", "g1-cngpu"};
   for (int i = 0; i < 3; i++) CU_ASSERT_EQUAL(sim_host_read(&h, others[i], err, sizeof err), 0);
@@ -36,7 +38,7 @@ static double roofline(const char *host, const dem_work_t *w)
   sim_cost_t c;
   char err[256];
   if (sim_host_read(&h, host, err, sizeof err) || sim_cost_of(w, &c)) return -1.0;
-  double compute = sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate) / (h.cores * h.core_flops) + h.launch_latency;
+  double compute = sim_cost_cpu_flops(&c, h.core_flops, h.divider_rate, h.simd_lanes) / (h.cores * h.core_flops) + h.launch_latency;
   double bw = h.cores * h.core_bw < h.node_bw ? h.cores * h.core_bw : h.node_bw;
   double traffic = sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw) / bw;
   return sim_cost_streaming(&c) ? sim_test_streamed(compute, traffic) : compute + traffic;
@@ -88,6 +90,23 @@ static void test_case2_haswell(void)
   if (root) printf("\ncontact-force kernel, CN-4790-4 / CN-6700-4: %.3g\n", th / ts);
 }
 
+/* A partition on a container whose Zoltan was not measured (no partition_rate): sim/cost.c's
+ * counts, by hand. 100,000 particles on 4 ranks: a share of 25,000 at 2 bisection levels + 1 =
+ * 75,000 particle-levels of 763 flops and 48 B each, and 53 B of new scratch per particle of the
+ * share, mapped at the host's first_touch_bw, then the compute and the streamed traffic
+ * overlapped (the larger of the two). Charged on rank 0 (n1-cn6700-1) alone. */
+static void test_partition_counted(void)
+{
+  dem_work_t w = {.kind = DEM_WORK_PARTITION, .particles = 1e5, .ranks = 4};
+  double t = sim_test_together(sim_test_on("n1-cn6700-1"), &w);
+  if (!sim_test_on("n1-cn6700-1")) return;
+  sim_host_t h = sim_test_self();
+  double compute = 763.0 * 75000.0 / h.core_flops, traffic = 48.0 * 75000.0 / h.core_bw;
+  double expected = 53.0 * 25000.0 / h.first_touch_bw + sim_test_streamed(compute, traffic);
+  CU_ASSERT(h.first_touch_bw > 0.0);
+  SIM_ASSERT_CLOSE(t, expected, 1e-6);
+}
+
 /* 1 MB goes through the node's bridge between co-located containers, through two NICs and the
  * 1 Gbps switch (8 ms at least) between nodes. */
 static void test_network(void)
@@ -121,6 +140,7 @@ static CU_TestInfo tests[] = {
   {"CN-6700-1 vs CN-6700-4: the roofline of the platform's figures (case 1)", test_case1_ratio},
   {"CN-4790-4 vs CN-6700-4: the Haswell container is the slower (case 2)", test_case2_haswell},
   {"co-located containers talk faster than nodes", test_network},
+  {"a partition without a measured Zoltan: sim/cost.c's counts", test_partition_counted},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_openstack", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

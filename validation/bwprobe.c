@@ -9,7 +9,8 @@
  * write-allocate), which is also how sim/cost.c counts the kernels' bytes. Run with N = 1 for
  * the per-core bandwidth (core_bw) and N = all cores for the node's (the membus host's speed).
  * FP64 rate: per thread, 8 independent vector FMA chains held in registers (no memory traffic),
- * 2 flops per FMA and lane; the vector width is the compiler's for -march=native.
+ * 2 flops per FMA and lane; the vector width is the compiler's for -march=native. The same in
+ * scalar code: scalar_flops_per_thread (their ratio: the datapath's FP64 lanes, simd_lanes).
  * Divider rate: per thread, 8 independent vector chains of two square roots and one division
  * (the DEM contact's mix, sim/cost.c: 6 square roots and 3 divisions per contact), in lanes
  * completed per second: the divider's throughput (sim/cost.h: sim_cost_cpu_flops).
@@ -46,7 +47,7 @@
  *   misses, and streams whose addresses agree modulo 4 KiB conflict: page-aligned, these six
  *   drew 0.5-0.9 x the triad's bandwidth on one AMD EPYC host, staggered 1.2 x).
  * Prints one JSON object: {"threads", "mib", "triad_Bps", "triad_bus_Bps", "flops_per_thread",
- * "divider_per_thread"}
+ * "scalar_flops_per_thread", "divider_per_thread"}
  * (and the gather figures with --gather, pingpong_round_trip_ns with --pingpong). Plain C11 and POSIX threads, so any Debian machine
  * builds it: cc -O3 -march=native -pthread bwprobe.c. */
 #define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET (--pingpong) */
@@ -97,6 +98,7 @@ typedef struct job {
   pthread_barrier_t *bar;
   double best_s;  /* best triad time of this thread's slice (s); rank 0's row reads them all */
   double flops;   /* flop/s of the FMA loop */
+  double scalar;  /* flop/s of the same loop in scalar code */
   double divider; /* lanes/s of the divide / square-root loop */
   double *starts, *ends; /* per repetition, filled by thread 0 only */
   int id;
@@ -128,6 +130,28 @@ static double fma_rate(void)
     for (int l = 0; l < LANES; l++) sink += acc[i][l];
   if (sink == 42.0) fprintf(stderr, "%g\n", sink); /* keeps the loop alive */
   return (double)iters * 8.0 * LANES * 2.0 / dt;
+}
+
+/* The same 8 FMA chains in scalar code (one lane per instruction; the vectorizers kept out, so
+ * the chains stay scalar): the vector loop's rate over this one is how many FP64 lanes the core's
+ * vector datapath carries per instruction (4 on a 256-bit one, whatever the register width the
+ * compiler chose: a 512-bit instruction on a 256-bit datapath issues as two), the platforms'
+ * simd_lanes (sim/cost.h: scalar code's flops weigh that many). */
+__attribute__((optimize("no-tree-vectorize", "no-tree-slp-vectorize"))) static double scalar_fma_rate(void)
+{
+  double acc[8];
+  for (int i = 0; i < 8; i++) acc[i] = 1.0 + 1e-3 * i;
+  volatile double mv = 0.999999, xv = 1e-7;
+  const double m = mv, x = xv;
+  const long iters = 50000000L;
+  double t0 = now();
+  for (long k = 0; k < iters; k++)
+    for (int i = 0; i < 8; i++) acc[i] = acc[i] * m + x;
+  double dt = now() - t0;
+  double sink = 0;
+  for (int i = 0; i < 8; i++) sink += acc[i];
+  if (sink == 42.0) fprintf(stderr, "%g\n", sink);
+  return (double)iters * 8.0 * 2.0 / dt;
 }
 
 static double divider_rate(void)
@@ -170,6 +194,7 @@ static void *worker(void *arg)
   }
   pthread_barrier_wait(j->bar);
   j->flops = fma_rate();
+  j->scalar = scalar_fma_rate();
   j->divider = divider_rate();
   return NULL;
 }
@@ -421,7 +446,7 @@ int main(int argc, char **argv)
   pthread_barrier_init(&bar, NULL, (unsigned)threads);
   for (int t = 0; t < threads; t++) {
     jobs[t] = (job_t){a, b, c, n * (size_t)t / (size_t)threads, n * (size_t)(t + 1) / (size_t)threads, reps, &bar,
-                      0, 0, 0, starts, ends, t};
+                      0, 0, 0, 0, starts, ends, t};
     if (pthread_create(&tid[t], NULL, worker, &jobs[t])) {
       fprintf(stderr, "bwprobe: cannot start thread %d\n", t);
       return 1;
@@ -432,15 +457,16 @@ int main(int argc, char **argv)
   for (int r = 1; r < reps; r++) /* the first repetition warms up (page faults are in the init) */
     if (ends[r] - starts[r] < best) best = ends[r] - starts[r];
   if (reps == 1) best = ends[0] - starts[0];
-  double flops = 0, divider = 0;
+  double flops = 0, scalar = 0, divider = 0;
   for (int t = 0; t < threads; t++) {
     flops += jobs[t].flops;
+    scalar += jobs[t].scalar;
     divider += jobs[t].divider;
   }
   printf("{\"threads\": %d, \"mib\": %ld, \"lanes\": %d, \"triad_Bps\": %.6g, \"triad_bus_Bps\": %.6g, "
-         "\"flops_per_thread\": %.6g, \"divider_per_thread\": %.6g",
+         "\"flops_per_thread\": %.6g, \"scalar_flops_per_thread\": %.6g, \"divider_per_thread\": %.6g",
          threads, mib, LANES, 3.0 * sizeof(double) * (double)n / best, 4.0 * sizeof(double) * (double)n / best,
-         flops / threads, divider / threads);
+         flops / threads, scalar / threads, divider / threads);
   if (gather && gather_probe(mib, reps < 3 ? reps : 3) != 0) {
     fprintf(stderr, "bwprobe: cannot allocate the gather arrays\n");
     return 1;

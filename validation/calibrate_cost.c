@@ -58,6 +58,7 @@ typedef struct platform {
   double llc;        /* B, last-level cache of the container */
   double gather_bw;  /* B/s of missed lines, one core */
   double divider;    /* lanes/s of divisions and square roots, one core (0: the platform has none) */
+  double lanes;      /* FP64 lanes of the core's vector datapath: scalar code's flops weigh that many */
 } platform_t;
 
 /* the element <host id="name" ...> ... </host> (or <host .../>) of an XML text: [*b, *e) */
@@ -164,10 +165,16 @@ static int platform_read(platform_t *pl, char *err, size_t errlen)
              pl->file, pl->host, core_bw, latency);
     return -1;
   }
-  char divider[64];
+  char divider[64], lanes[64];
   if (xml_prop(b, e, "divider_rate", divider, sizeof divider) == 0 && parse_rate(divider, &pl->divider) != 0) {
     snprintf(err, errlen, "%s: host '%s': 'divider_rate' = '%s': expected a positive number", pl->file, pl->host,
              divider);
+    return -1;
+  }
+  pl->lanes = 1.0;
+  if (xml_prop(b, e, "simd_lanes", lanes, sizeof lanes) == 0 && (parse_rate(lanes, &pl->lanes) != 0 || pl->lanes < 1.0)) {
+    snprintf(err, errlen, "%s: host '%s': 'simd_lanes' = '%s': expected a number of at least 1", pl->file, pl->host,
+             lanes);
     return -1;
   }
   if (xml_host(xml, membus, &b, &e) != 0 || xml_attr(b, e, "speed", bus_speed, sizeof bus_speed) != 0 ||
@@ -193,7 +200,7 @@ static double combine(double t_flop, double t_mem, int streaming)
 static double predict(const platform_t *pl, const sim_cost_t *c)
 {
   double traffic = sim_cost_cpu_traffic(c, pl->line, pl->llc, pl->core_bw / pl->gather_bw);
-  double flops = sim_cost_cpu_flops(c, pl->core_flops, pl->divider);
+  double flops = sim_cost_cpu_flops(c, pl->core_flops, pl->divider, pl->lanes);
   if (c->place == SIM_ON_HOST)
     return combine(flops / pl->core_flops, traffic / min2(pl->core_bw, pl->node_bw), sim_cost_streaming(c));
   double bw = min2(pl->cores * pl->core_bw, pl->node_bw);
@@ -284,8 +291,8 @@ static int report_row(const platform_t *pl, const packing_t *pk, int k, const de
   double best = tk[0], median = tk[o->reps / 2], cpu = uk[o->reps / 2] / cores;
   const int pass2 = cw.flops > 0.0 || cw.bytes > 0.0; /* the fused step's wall pass */
   double flops = c.flops + cw.flops, divsqrt = c.divsqrt + cw.divsqrt;
-  double t_flop = (sim_cost_cpu_flops(&c, pl->core_flops, pl->divider) +
-                   (pass2 ? sim_cost_cpu_flops(&cw, pl->core_flops, pl->divider) : 0.0)) / (cores * pl->core_flops);
+  double t_flop = (sim_cost_cpu_flops(&c, pl->core_flops, pl->divider, pl->lanes) +
+                   (pass2 ? sim_cost_cpu_flops(&cw, pl->core_flops, pl->divider, pl->lanes) : 0.0)) / (cores * pl->core_flops);
   double traffic = sim_cost_cpu_traffic(&c, pl->line, pl->llc, pl->core_bw / pl->gather_bw) +
                    (pass2 ? sim_cost_cpu_traffic(&cw, pl->line, pl->llc, pl->core_bw / pl->gather_bw) : 0.0);
   double t_mem = traffic / (c.place == SIM_ON_HOST ? min2(pl->core_bw, pl->node_bw)
@@ -398,7 +405,7 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
     dem_work_t w = {.kind = timed_kinds[k], .particles = n};
     /* the wall pass over the wall list: the boundaries kernel, and the fused step's second one */
     dem_work_t walls = {.kind = DEM_WORK_BOUNDARIES, .particles = ww.particles, .pairs = ww.pairs,
-                        .contacts = ww.contacts};
+                        .contacts = ww.contacts, .reach = n};
     switch (k) {
     case T_SEARCH: w.pairs = slots; break;
     case T_BINNING: w.particles = (double)(p->n + p->n_ghost); break;
@@ -479,8 +486,10 @@ int main(int argc, char **argv)
     return 2;
   }
   printf("# platform %s, host %s: %d cores of %.3g flop/s, core_bw %.3g B/s, node bandwidth %.3g B/s, "
-         "launch latency %.3g s, cache line %.0f B, last-level cache %.3g B, divider %.3g lanes/s\n",
-         pl.file, pl.host, pl.cores, pl.core_flops, pl.core_bw, pl.node_bw, pl.latency, pl.line, pl.llc, pl.divider);
+         "launch latency %.3g s, cache line %.0f B, last-level cache %.3g B, divider %.3g lanes/s, "
+         "%g FP64 lanes (scalar kernels' flops weigh that many)\n",
+         pl.file, pl.host, pl.cores, pl.core_flops, pl.core_bw, pl.node_bw, pl.latency, pl.line, pl.llc, pl.divider,
+         pl.lanes);
   printf("# times in us. best, median: device time of %d repetitions (OpenCL profiling; binning: host wall\n"
          "#   clock); cpu: median process CPU time over the host's %d cores (PoCL's threads: what the kernel\n"
          "#   costs on an idle machine if its work splits evenly; the search's excludes the host binning;\n"

@@ -88,8 +88,8 @@ def build_probe(out):
 
 
 # the figures the probe measures (each the best of its repeats)
-PROBED = ("bw_1core", "stream_1core", "bw_allcore", "stream_allcore", "flops_1core", "gather_1core", "lattice_1core",
-          "divider_1core", "flops_allcore_per_thread", "first_touch")
+PROBED = ("bw_1core", "stream_1core", "bw_allcore", "stream_allcore", "flops_1core", "scalar_1core", "gather_1core",
+          "lattice_1core", "divider_1core", "flops_allcore_per_thread", "first_touch")
 
 
 def probe(exe, repeats, ncpu, mib):
@@ -107,6 +107,7 @@ def probe(exe, repeats, ncpu, mib):
         # kick-drift's pattern on every core at once: the bus delivers at least that
         best["stream_allcore"] = max(best["stream_allcore"], allc["streams_Bps"])
         best["flops_1core"] = max(best["flops_1core"], one["flops_per_thread"])
+        best["scalar_1core"] = max(best["scalar_1core"], one["scalar_flops_per_thread"])  # the same FMAs, scalar
         best["divider_1core"] = max(best["divider_1core"], one["divider_per_thread"])
         # every core busy at once: below the 1-core figure when the cores share a physical one
         best["flops_allcore_per_thread"] = max(best["flops_allcore_per_thread"], allc["flops_per_thread"])
@@ -119,6 +120,19 @@ def probe(exe, repeats, ncpu, mib):
     best["threads_all"] = ncpu
     best["mib"] = mib
     return best
+
+
+def clock_and_lanes(pr):
+    """The core's clock and the FP64 lanes of its vector datapath (simd_lanes) from the probe's FMA
+    loops: two FMA units do 2 flop a cycle each in scalar code, so the clock is the scalar loop's
+    rate / 4, and the vector loop's rate over the scalar one is the lanes (4 on a 256-bit datapath,
+    whatever the register width). A probe without the scalar loop: the clock is the peak over 32
+    flop a cycle (two full-width AVX-512 FMA units, above 60 GF/s) or 16 (two 256-bit ones), and
+    no lanes."""
+    peak = pr["flops_1core"]
+    if pr.get("scalar_1core"):
+        return pr["scalar_1core"] / 4.0, peak / pr["scalar_1core"]
+    return peak / (32.0 if peak > 60e9 else 16.0), None
 
 
 def latency_factor(curve, u):
@@ -150,7 +164,7 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
     divider_s = divsqrt / (cores * pr["divider_1core"])
     compute = best - traffic / bw - CPU_LATENCY - divider_s
     rate = (flops - divsqrt) / (cores * compute)
-    clock = pr["flops_1core"] / (32.0 if pr["flops_1core"] > 60e9 else 16.0)
+    clock = clock_and_lanes(pr)[0]
     return dict(kernel_row=row, kernel_flops=flops, kernel_traffic=traffic, kernel_best_s=best,
                 kernel_divsqrt=divsqrt, kernel_divider_s=divider_s,
                 kernel_rate=rate, clock_hz=clock, kernel_flops_per_cycle=rate / clock)
@@ -272,11 +286,11 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
     import make_platforms as mp
     shares, mem_shares = shares or {}, mem_shares or {}
     bw, core_bw, peak = node_bw_of(pr), core_bw_of(pr), pr["flops_1core"]
-    # the probe's FMA loop gives the core's peak; the DEM kernels run at KERNEL_FLOPS_PER_CYCLE
-    # per clock cycle, the clock being peak / 32 flop per cycle (two full-width AVX-512 FMA units)
-    # or peak / 16 (two 256-bit ones); the constant is this invocation's own measurement once made
+    # the probe's FMA loops give the core's clock (clock_and_lanes); the DEM kernels run at
+    # KERNEL_FLOPS_PER_CYCLE per clock cycle; the constant is this invocation's own measurement once made
     # (the kernels' rate per cycle moves with the processor generation), else make_platforms.py's
-    flops_per_cycle_peak = 32.0 if peak > 60e9 else 16.0
+    clock, lanes = clock_and_lanes(pr)
+    flops_per_cycle_peak = peak / clock
     k = kernel_rate_per_cycle(pr)
     k_from = ("measured on this machine by this check" if pr.get("kernel_flops_per_cycle") else
               "make_platforms.py's")
@@ -290,6 +304,8 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
         f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
         f"(KERNEL_FLOPS_PER_CYCLE {k:.3g}, {k_from});",
         f"divider {pr['divider_1core'] / 1e9:.3g} G lanes/s per core (divide / square-root loop);",
+    ] + ([f"simd_lanes {lanes:.3g}: the FMA loop over the same loop in scalar code ({pr['scalar_1core'] / 1e9:.3g} GF/s);"]
+         if lanes else []) + [
         f"new memory mapped at its first write at {pr['first_touch'] / 1e9:.3g} GB/s (a page fault per 4 KiB).",
     ] + ([f"Zoltan RCB in the solver's configuration {pr['partition_rate'] / 1e6:.3g} M particle-levels/s per core "
           "(partition_rate: a short 2-rank native run, the whole call)."] if pr.get("partition_rate") else []) + [
@@ -307,12 +323,12 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
                     props=mp.container_props(cname, "local", "local", core_bw * s * m, latency=mp.CPU_LAUNCH_LATENCY,
                                              llc=mp.LOCAL_LLC, cores=cores, gather=pr["gather_1core"] * s * m,
                                              divider=pr["divider_1core"] * s, first_touch=pr["first_touch"] * s,
-                                             partition=pr.get("partition_rate", 0.0) * s))
+                                             partition=pr.get("partition_rate", 0.0) * s, lanes=lanes))
     node = mp.simple_node("local", "local", bw, flops, core_bw, [("local", 2, "local-2core")],
                           ["the machine: node 'local', memory bus local-membus"],
                           latency=mp.CPU_LAUNCH_LATENCY, llc=mp.LOCAL_LLC, gather=pr["gather_1core"],
                           divider=pr["divider_1core"], first_touch=pr["first_touch"],
-                          partition=pr.get("partition_rate"))
+                          partition=pr.get("partition_rate"), lanes=lanes)
     node["containers"][:0] = [core("local-0", "local-1core", 1, shares.get(0, 1.0), mem_shares.get(0, 1.0)),
                               core("local-1", "local-1core", 1, shares.get(1, 1.0), mem_shares.get(1, 1.0))]
     node["containers"].append(core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0), mem_shares.get(1, 1.0)))

@@ -297,6 +297,11 @@ def calibration_rows():
          "Skylake vdivpd ymm 8, vsqrtpd ymm 12 cycles (2.67 per lane), Haswell 28 and 28 (7 per lane; a 128-bit "
          "divider); LLVM's X86 scheduling models (X86SchedSkylakeClient.td, X86SchedHaswell.td); sim/cost.c counts "
          "8 per particle contact"),
+        ("FP64 lanes of a core's vector datapath, i7-6700 / i7-4790 (simd_lanes: the scalar code's flops -- search, "
+         "binning, external forces -- weigh this many)",
+         f"{prop('n1-cn6700-4', 'simd_lanes'):g} / {prop('n6-cn4790-4', 'simd_lanes'):g}", "hardware facts",
+         "two 256-bit FMA units (Intel 64 and IA-32 Architectures Optimization Reference Manual); measured as bwprobe's "
+         "vector over scalar FMA loop on the development machine (3.99); platforms/README.md"),
         ("P100 rate for the DEM kernels", f"{prop('g1-cngpu', 'gpu_flops') / 1e9:.0f} Gflop/s",
          "published measurement x CALIBRATION CONSTANT 1",
          "an OpenCL DEM on a P100 ran 3.7-5.7 x (4.6 x) a two-socket Xeon E5-2630 v4 node (FACTS.md); that node "
@@ -590,7 +595,10 @@ def hardware_section(hw):
             ("triad bus traffic (write-allocate counted), 1 core", f"{p.get('bw_1core', 0) / 1e9:.2f} GB/s"),
             (f"triad bus traffic, {p.get('threads_all', '?')} cores", f"{p.get('bw_allcore', 0) / 1e9:.2f} GB/s"),
             ("FP64 rate, 1 core (FMA loop)", f"{p.get('flops_1core', 0) / 1e9:.1f} Gflop/s"),
-        ] + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
+        ] + ([("FP64 rate, 1 core, the same FMA loop in scalar code (its ratio to the vector loop: simd_lanes, the "
+               "FP64 lanes the search's, binning's and external forces' scalar flops weigh)",
+               f"{p['scalar_1core'] / 1e9:.1f} Gflop/s ({p['flops_1core'] / p['scalar_1core']:.2f} lanes)")]
+             if p.get("scalar_1core") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
                "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
              if p.get("stream_1core") else []) + ([
             (f"kick-drift's streams, all {p.get('threads_all', '?')} cores at once (the node's bus is the larger of this "
