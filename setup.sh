@@ -76,10 +76,14 @@ fi
 echo "== dependencies ready (Zoltan for SMPI: $deps/zoltan-smpi)"
 
 build() { # $1 = preset
-  if [ "$1" = smpi ]; then
-    [ -f "$top/build/smpi/CMakeCache.txt" ] || (cd "$top" && SMPI_PRETEND_CC=1 cmake --preset smpi >/dev/null)
-  else
-    [ -f "$top/build/native/CMakeCache.txt" ] || (cd "$top" && cmake --preset native >/dev/null)
+  # configured once; a configure that failed (no compiler yet) leaves a cache but no Makefile: redo it
+  if [ ! -f "$top/build/$1/Makefile" ]; then
+    rm -rf "$top/build/$1/CMakeCache.txt" "$top/build/$1/CMakeFiles"
+    if [ "$1" = smpi ]; then
+      (cd "$top" && SMPI_PRETEND_CC=1 cmake --preset smpi >/dev/null)
+    else
+      (cd "$top" && cmake --preset native >/dev/null)
+    fi
   fi
   (cd "$top" && cmake --build --preset "$1" -j"$(nproc)")
 }
