@@ -196,6 +196,27 @@ def kernel_scaling(pr, plat, exe, reps=5, side=60):
     return dict(kernel_best_1core_s=best1, kernel_scaling=best1 / pr["kernel_best_s"])
 
 
+def opencl_lanes(pr, calibrate_cost):
+    """validation/lanesprobe (built beside calibrate_cost): the FP64 rate of 8 double8 FMA chains
+    on one work-item of the OpenCL device, one PoCL thread pinned to core 0 -- the width the
+    kernels' compiler gives code in lanes of eight; over the scalar FMA loop, the lanes it
+    realises (recorded beside the platform's simd_lanes, which is the C loops' ratio). {} when
+    the probe is not built or fails."""
+    exe = os.path.join(os.path.dirname(calibrate_cost), "lanesprobe")
+    if not os.access(exe, os.X_OK):
+        return {}
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    taskset = shutil.which("taskset")
+    p = sh(([taskset, "-c", "0"] if taskset else []) + [exe, "--seconds", "1"], env=env)
+    if p.returncode:
+        print(f"hardware.py: lanesprobe failed (not recorded):\n{p.stdout}", flush=True)
+        return {}
+    rate = json.loads(p.stdout.strip().splitlines()[-1])["cl_vector_flops"]
+    lanes = f", {rate / pr['scalar_1core']:.2f} x the scalar FMA loop" if pr.get("scalar_1core") else ""
+    print(f"hardware.py: the OpenCL device's double8 FMA loop {rate / 1e9:.1f} GF/s on one core{lanes}", flush=True)
+    return dict(cl_vector_1core=rate)
+
+
 class CoreWatch:
     """The contact-force kernel alone on each core a native run uses, right before and right after
     the run (calibrate_cost, one PoCL thread, pinned). A neighbour on the host can slow one of
@@ -548,6 +569,7 @@ def probe_phase(a, out, ncpu):
               f"{pr['clock_hz'] / 1e9:.2f} GHz: KERNEL_FLOPS_PER_CYCLE measured {pr['kernel_flops_per_cycle']:.2f}"
               f" (make_platforms.py: {__import__('make_platforms').KERNEL_FLOPS_PER_CYCLE})", flush=True)
         pr.update(kernel_scaling(pr, plat, a.calibrate_cost))
+        pr.update(opencl_lanes(pr, a.calibrate_cost))
         print(f"hardware.py: the same kernel on both cores {pr['kernel_scaling']:.2f} x faster than on one", flush=True)
         pr["platform_takes_measured_constant"] = True
         calibrated_platform(pr, plat)  # now with this machine's own constant

@@ -598,7 +598,10 @@ def hardware_section(hw):
         ] + ([("FP64 rate, 1 core, the same FMA loop in scalar code (its ratio to the vector loop: simd_lanes, the "
                "FP64 lanes the search's, binning's and external forces' scalar flops weigh)",
                f"{p['scalar_1core'] / 1e9:.1f} Gflop/s ({p['flops_1core'] / p['scalar_1core']:.2f} lanes)")]
-             if p.get("scalar_1core") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
+             if p.get("scalar_1core") else []) + ([("FP64 rate, 1 core, 8 double8 FMA chains through the OpenCL device "
+               "(validation/lanesprobe: the width the kernels' compiler gives code in lanes of eight)",
+               f"{p['cl_vector_1core'] / 1e9:.1f} Gflop/s ({p['cl_vector_1core'] / p['scalar_1core']:.2f} x the scalar loop)")]
+             if p.get("cl_vector_1core") and p.get("scalar_1core") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
                "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
              if p.get("stream_1core") else []) + ([
             (f"kick-drift's streams, all {p.get('threads_all', '?')} cores at once (the node's bus is the larger of this "
