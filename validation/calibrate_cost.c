@@ -39,6 +39,7 @@
 #include "grid.h"
 #include "params.h"
 #include "particles.h"
+#include "physics_ref.h"
 #include "physics_testing.h"
 
 #define MAX_SIZES 8
@@ -246,6 +247,7 @@ typedef struct run_opts {
   double check;
   const packing_t *packings[3];
   int n_packings;
+  int reference; /* --reference: time the C reference's pair pass too (reference_pair_pass) */
 } run_opts_t;
 
 #define TRY(call, what)                                                                    \
@@ -309,6 +311,35 @@ static int report_row(const platform_t *pl, const packing_t *pk, int k, const de
          1e-9 * flops / best, 1e6 * roof, t_mem >= t_flop ? "mem" : "flop", 1e6 * charged, ratio,
          divsqrt, bad ? "  OUTSIDE" : "");
   return bad;
+}
+
+/* --reference: the same pair pass in the C reference (solver/physics_ref.c, scalar code, one
+ * pair at a time) over the same particles, its neighbour list from the reference search on the
+ * same grid: its best wall time over reps against the kernel's best. Their ratio is how many
+ * times slower scalar code does the kernels' work on this core: what a platform's simd_lanes
+ * stands for (sim/cost.c), measured instead of taken from the FMA loops' widths (on a core whose
+ * FMA units are wider than the kernels can use, those overstate it). Returns 0, or -1. */
+static int reference_pair_pass(dem_particles_t *p, const dem_params_t *prm, const dem_grid_t *g,
+                               const packing_t *pk, double kernel_best, double kernel_pairs, int reps)
+{
+  dem_search_result_t sr = dem_ref_search(p, prm, g);
+  if (sr.overflow) {
+    fprintf(stderr, "calibrate_cost: the reference search overflowed the neighbour slots\n");
+    return -1;
+  }
+  double best = 1e300;
+  dem_force_result_t fr = {0};
+  for (int r = 0; r < reps; ++r) {
+    double w0 = wall();
+    fr = dem_ref_forces(p, prm);
+    best = min2(best, wall() - w0);
+  }
+  printf("%-7s %6.0f %-10s %7.0f %7.0f | C reference pair pass best %.1f us (kernel %.1f us over %.0f pairs): "
+         "scalar over lanes %.2f\n",
+         pk->name, (double)p->n, "forces_ref", fr.pairs, fr.contacts, 1e6 * best, 1e6 * kernel_best, kernel_pairs,
+         best / kernel_best);
+  fflush(stdout);
+  return 0;
 }
 
 /* Times every kernel over one packing of s^3 particles; prints one line per kernel. Returns the
@@ -424,6 +455,8 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
   printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
          "search", candidates, SEARCH_CANDIDATES_MODEL);
   fflush(stdout);
+  if (o->reference && reference_pair_pass(p, &prm, g, pk, t[T_FORCES][0] /* sorted by report_row: the best */, pw.pairs, o->reps) != 0)
+    outside = -1;
 done:
   for (int k = 0; k < T_COUNT; ++k) {
     free(t[k]);
@@ -439,7 +472,8 @@ static int usage(const char *msg)
 {
   fprintf(stderr,
           "calibrate_cost: %s\nusage: calibrate_cost [--platform FILE] [--host NAME] [--sizes 10,20,40] [--reps 10]\n"
-          "                      [--packings apart,listed,contact] [--check FACTOR]\n",
+          "                      [--packings apart,listed,contact] [--check FACTOR]\n"
+          "                      [--reference 1]  (also the C reference's pair pass: scalar over lanes)\n",
           msg);
   return 2;
 }
@@ -459,6 +493,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[a], "--reps") == 0) {
       o.reps = atoi(v);
       if (o.reps < 1 || o.reps > MAX_REPS) return usage("--reps: expected 1 to 1000");
+    } else if (strcmp(argv[a], "--reference") == 0) {
+      o.reference = strcmp(v, "1") == 0;
+      if (!o.reference && strcmp(v, "0") != 0) return usage("--reference: expected 0 or 1");
     } else if (strcmp(argv[a], "--check") == 0) {
       o.check = strtod(v, NULL);
       if (!(o.check > 1.0)) return usage("--check: expected a factor > 1");

@@ -170,14 +170,14 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
                 kernel_rate=rate, clock_hz=clock, kernel_flops_per_cycle=rate / clock)
 
 
-def kernel_1core(plat, exe, cpu, reps, side, packing="contact", kernel="forces_all"):
+def kernel_1core(plat, exe, cpu, reps, side, packing="contact", kernel="forces_all", extra=()):
     """A kernel on one core (one PoCL thread, pinned to `cpu` where taskset exists), by default the
     contact-force kernel: its best time over reps, s; None when calibrate_cost fails (its output
     in the second value)."""
     env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
     taskset = shutil.which("taskset")
     cmd = ([taskset, "-c", str(cpu)] if taskset else []) + [exe, "--platform", plat, "--host", "local-0", "--sizes",
-                                                           str(side), "--packings", packing, "--reps", str(reps)]
+                                                           str(side), "--packings", packing, "--reps", str(reps)] + list(extra)
     p = sh(cmd, env=env)
     if p.returncode:
         return None, p.stdout
@@ -215,6 +215,23 @@ def opencl_lanes(pr, calibrate_cost):
     lanes = f", {rate / pr['scalar_1core']:.2f} x the scalar FMA loop" if pr.get("scalar_1core") else ""
     print(f"hardware.py: the OpenCL device's double8 FMA loop {rate / 1e9:.1f} GF/s on one core{lanes}", flush=True)
     return dict(cl_vector_1core=rate)
+
+
+def reference_ratio(pr, plat, calibrate_cost, side=60, reps=5):
+    """calibrate_cost --reference 1 on one core (one PoCL thread, pinned to core 0), particles in
+    contact: the C reference's pair pass (scalar code) over the kernel's on the same particles --
+    how many times slower scalar code does the kernels' work here, recorded beside simd_lanes
+    (which the platform still takes from the FMA loops). {} when it fails."""
+    best, text = kernel_1core(plat, calibrate_cost, 0, reps, side, extra=["--reference", "1"])
+    row = next((l for l in (text or "").splitlines() if " forces_ref " in l), None)
+    if best is None or row is None:
+        print("hardware.py: the C reference's pair pass not timed (not recorded)", flush=True)
+        return {}
+    ratio = float(row.rsplit(None, 1)[-1])
+    lanes = clock_and_lanes(pr)[1]
+    print(f"hardware.py: the C reference's pair pass {ratio:.2f} x the kernel's time on one core"
+          + (f" (the FMA loops' lanes: {lanes:.2f})" if lanes else ""), flush=True)
+    return dict(scalar_over_lanes=ratio)
 
 
 class CoreWatch:
@@ -570,6 +587,7 @@ def probe_phase(a, out, ncpu):
               f" (make_platforms.py: {__import__('make_platforms').KERNEL_FLOPS_PER_CYCLE})", flush=True)
         pr.update(kernel_scaling(pr, plat, a.calibrate_cost))
         pr.update(opencl_lanes(pr, a.calibrate_cost))
+        pr.update(reference_ratio(pr, plat, a.calibrate_cost))
         print(f"hardware.py: the same kernel on both cores {pr['kernel_scaling']:.2f} x faster than on one", flush=True)
         pr["platform_takes_measured_constant"] = True
         calibrated_platform(pr, plat)  # now with this machine's own constant

@@ -601,7 +601,11 @@ def hardware_section(hw):
              if p.get("scalar_1core") else []) + ([("FP64 rate, 1 core, 8 double8 FMA chains through the OpenCL device "
                "(validation/lanesprobe: the width the kernels' compiler gives code in lanes of eight)",
                f"{p['cl_vector_1core'] / 1e9:.1f} Gflop/s ({p['cl_vector_1core'] / p['scalar_1core']:.2f} x the scalar loop)")]
-             if p.get("cl_vector_1core") and p.get("scalar_1core") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
+             if p.get("cl_vector_1core") and p.get("scalar_1core") else []) + ([(
+               "the C reference's pair pass (scalar code) over the kernel's, same particles in contact, 1 core "
+               "(calibrate_cost --reference 1: how many times slower scalar code does the kernels' work here; "
+               "recorded beside simd_lanes, not used by the model)", f"{p['scalar_over_lanes']:.2f} x")]
+             if p.get("scalar_over_lanes") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
                "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
              if p.get("stream_1core") else []) + ([
             (f"kick-drift's streams, all {p.get('threads_all', '?')} cores at once (the node's bus is the larger of this "
