@@ -110,10 +110,10 @@ LOCAL_DIVIDER_RATE = 4.4e9
 # this many lanes; scalar code (the search, the binning, the external forces) does one per
 # instruction, so its flops weigh this many. Skylake and Haswell: two 256-bit FMA units, 4 FP64
 # lanes per instruction (Intel 64 and IA-32 Architectures Optimization Reference Manual, the
-# Skylake and Haswell microarchitecture chapters: 2 x 256-bit FMA ports). Measured on this
-# machine (AMD EPYC, Zen 4: 512-bit instructions issue as two 256-bit halves) by
-# validation/bwprobe.c, vector FMA loop over the same loop in scalar code: 58.7 / 14.7 GF/s =
-# 3.99, 2026-12-05.
+# Skylake and Haswell microarchitecture chapters: 2 x 256-bit FMA ports). Measured on the
+# development machine of 2026-12-05 (AMD EPYC, Zen 4: 512-bit instructions issue as two 256-bit
+# halves) by validation/bwprobe.c, vector FMA loop over the same loop in scalar code: 58.7 /
+# 14.7 GF/s = 3.99 (a Zen 5 core: 7.9, where it overstates scalar code's weight; BENCHMARKS.md).
 SIMD_LANES_AVX2 = 4
 FLAT_LATENCY = "0:1"
 LOCAL_LLC = 16 * 1024 * 1024
@@ -585,6 +585,20 @@ def measured_core_bw(triad_1core, streams_1core, node_bw):
     return min(triad_1core, streams_1core or triad_1core, node_bw)
 
 
+def clock_and_lanes(peak, scalar, register_lanes):
+    """A probed core's clock and simd_lanes from bwprobe's FMA loops (peak: the vector loop's
+    flop/s, scalar: the same loop in scalar code, register_lanes: the vector register's FP64
+    lanes): two FMA units do 2 flop a cycle each in scalar code, so the clock is scalar / 4, and
+    the vector loop over the scalar one is the lanes the datapath carries (4 on a 256-bit one,
+    whatever the register width). Without the scalar loop (a probe of before it): peak over 2 FMA
+    units x the register's lanes x 2 flop (too many lanes where a datapath is narrower), no lanes.
+    Known limit: on a core whose FMA units are wider than the kernels use (Zen 5) these lanes
+    overstate scalar code's weight (platforms/README.md, simd_lanes)."""
+    if scalar:
+        return scalar / 4.0, peak / scalar
+    return peak / (4.0 * register_lanes), None
+
+
 def probe_node(n, containers):
     """One probed node: its bus, per-core figures and containers [(host id, cores, name, the
     containers whose cores it shares)]."""
@@ -592,10 +606,7 @@ def probe_node(n, containers):
     bw = n["triad_allcore_Bps"]
     core_bw = measured_core_bw(n["triad_1core_Bps"], n.get("streams_1core_Bps"), bw)
     scalar = n.get("scalar_flops_1core")  # absent in a probe.json of before it
-    if scalar:  # 2 FMA units x 2 flop a cycle in scalar code; the vector loop's rate over it: lanes
-        clock, lanes = scalar / 4, n["flops_peak_1core"] / scalar
-    else:  # 2 FMA units x lanes x 2 flop, the register's lanes (too many where a datapath is narrower)
-        clock, lanes = n["flops_peak_1core"] / (4 * n["vector_lanes"]), None
+    clock, lanes = clock_and_lanes(n["flops_peak_1core"], scalar, n["vector_lanes"])
     flops = clock * KERNEL_FLOPS_PER_CYCLE
     llc = n.get("llc_bytes") or LLC_PER_CORE * cores
     rates = ", ".join(f"{k['cores']} core(s) {k['particle_steps_per_s']:.3g}" for k in n.get("kernel_rate", []))

@@ -123,16 +123,10 @@ def probe(exe, repeats, ncpu, mib):
 
 
 def clock_and_lanes(pr):
-    """The core's clock and the FP64 lanes of its vector datapath (simd_lanes) from the probe's FMA
-    loops: two FMA units do 2 flop a cycle each in scalar code, so the clock is the scalar loop's
-    rate / 4, and the vector loop's rate over the scalar one is the lanes (4 on a 256-bit datapath,
-    whatever the register width). A probe without the scalar loop: the clock is the peak over 32
-    flop a cycle (two full-width AVX-512 FMA units, above 60 GF/s) or 16 (two 256-bit ones), and
-    no lanes."""
-    peak = pr["flops_1core"]
-    if pr.get("scalar_1core"):
-        return pr["scalar_1core"] / 4.0, peak / pr["scalar_1core"]
-    return peak / (32.0 if peak > 60e9 else 16.0), None
+    """The core's clock and simd_lanes from the probe's FMA loops (make_platforms.clock_and_lanes;
+    a probe without the scalar loop: no lanes)."""
+    import make_platforms as mp
+    return mp.clock_and_lanes(pr["flops_1core"], pr.get("scalar_1core"), pr["lanes"])
 
 
 def latency_factor(curve, u):
