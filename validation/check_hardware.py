@@ -72,8 +72,14 @@ def main():
     close(hw.best_of(runs)["sim_time_s"], 4.0, "best_of: lower middle of four")
     close(hw.best_of(runs[:3])["sim_time_s"], 4.0, "best_of: median of three")
 
-    pr = dict(bw_allcore=100e9, bw_1core=50e9, flops_1core=110e9, threads_all=2, gather_1core=7e9,
-              divider_1core=4e9, first_touch=0.4e9)
+    pr = dict(bw_allcore=100e9, bw_1core=50e9, flops_1core=110e9, scalar_1core=13.75e9, lanes=8, threads_all=2,
+              gather_1core=7e9, divider_1core=4e9, first_touch=0.4e9)
+    # the clock from the scalar FMA loop (2 units x 2 flop a cycle), the lanes from the two loops
+    clock, lanes = hw.clock_and_lanes(pr)
+    close(clock, 13.75e9 / 4, "clock_and_lanes: scalar loop / 4")
+    close(lanes, 8.0, "clock_and_lanes: vector loop / scalar loop")
+    check(hw.clock_and_lanes(dict(pr, scalar_1core=None)) == (110e9 / 32, None),
+          "clock_and_lanes: without the scalar loop, peak / (4 x register lanes) and no lanes")
     with tempfile.TemporaryDirectory() as d:
         path = hw.calibrated_platform(pr, os.path.join(d, "p.xml"), {0: 1.0, 1: 0.8}, "test shares")
         xml = open(path).read()
@@ -82,6 +88,9 @@ def main():
         if len(speed) == 3:
             close(speed["local-1"] / speed["local-0"], 0.8, "calibrated_platform: core 1 at its share", 1e-5)
             close(speed["local-1half"] / speed["local-0"], 0.4, "calibrated_platform: local-1half at half of core 1", 1e-5)
+        lanes_props = [float(v) for v in re.findall(r'<prop id="simd_lanes" value="([0-9.e+-]+)"', xml)]
+        check(lanes_props and all(abs(v - 8.0) < 1e-6 for v in lanes_props),
+              f"calibrated_platform: simd_lanes 8 on every host ({lanes_props})")
         bws = [float(v) for v in re.findall(r'<prop id="core_bw" value="([0-9.e+-]+)"', xml)]
         close(bws[1] / bws[0], 0.8, "calibrated_platform: core 1's per-core bandwidth at its share", 1e-5)
         path = hw.calibrated_platform(pr, os.path.join(d, "m.xml"), {0: 1.0, 1: 0.8}, "test", {0: 0.5})
