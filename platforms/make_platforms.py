@@ -585,18 +585,26 @@ def measured_core_bw(triad_1core, streams_1core, node_bw):
     return min(triad_1core, streams_1core or triad_1core, node_bw)
 
 
-def clock_and_lanes(peak, scalar, register_lanes):
-    """A probed core's clock and simd_lanes from bwprobe's FMA loops (peak: the vector loop's
-    flop/s, scalar: the same loop in scalar code, register_lanes: the vector register's FP64
-    lanes): two FMA units do 2 flop a cycle each in scalar code, so the clock is scalar / 4, and
-    the vector loop over the scalar one is the lanes the datapath carries (4 on a 256-bit one,
-    whatever the register width). Without the scalar loop (a probe of before it): peak over 2 FMA
-    units x the register's lanes x 2 flop (too many lanes where a datapath is narrower), no lanes.
-    Known limit: on a core whose FMA units are wider than the kernels use (Zen 5) these lanes
-    overstate scalar code's weight (platforms/README.md, simd_lanes)."""
-    if scalar:
-        return scalar / 4.0, peak / scalar
-    return peak / (4.0 * register_lanes), None
+def clock_and_lanes(peak, scalar, register_lanes, scalar_over_lanes=None):
+    """A probed core's clock and simd_lanes (peak: bwprobe's vector FMA loop's flop/s, scalar: the
+    same loop in scalar code, register_lanes: the vector register's FP64 lanes, scalar_over_lanes:
+    validation/calibrate_cost --reference 1, the C reference's pair pass over the kernel's on the
+    same particles, where measured). Two FMA units do 2 flop a cycle each in scalar code, so the
+    clock is scalar / 4. simd_lanes is what the model says it is: how many times longer the DEM's
+    scalar code takes than its code in lanes for the same flops. scalar_over_lanes measures that
+    directly and is taken where there; the FMA loops' ratio (the lanes the datapath carries: 4 on a
+    256-bit one, whatever the register width) bounds it and stands in for it where not (`demsim
+    probe`'s platforms). The two agree on a core whose datapath the kernels fill (Zen 4: 4) but not
+    on a wider one (Zen 5: 8 against 2.6; the kernels run no faster per cycle there:
+    platforms/README.md, simd_lanes). Without the scalar loop (a probe of before it): peak over 2
+    FMA units x the register's lanes x 2 flop (too many lanes where a datapath is narrower), no
+    lanes."""
+    if not scalar:
+        return peak / (4.0 * register_lanes), None
+    datapath = peak / scalar
+    if scalar_over_lanes:
+        return scalar / 4.0, min(max(scalar_over_lanes, 1.0), datapath)
+    return scalar / 4.0, datapath
 
 
 def probe_node(n, containers):

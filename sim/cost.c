@@ -36,7 +36,10 @@
  * simd_lanes each (coef_t.scalar, sim_cost_cpu_flops). On one PoCL thread at 512,000 particles
  * they had run 3.0 x (search, binning) and 2.5 x (external) the model that weighed them one
  * each; with 4 lanes: search 0.80 x apart and 1.14 x in contact, binning 1.70 x, external
- * 1.06 x (platforms/README.md, simd_lanes).
+ * 1.06 x (a Zen 4 core). On a Zen 5 core the weights they fit are 2.9-3.2 (search apart), 5.1
+ * (search in contact: a written slot costs more than counted), 4.5 (external), 9.9 (binning),
+ * against the 2.6 its platform measures (the C reference's pair pass over the kernel's) and the
+ * 8 of its FMA loops (platforms/README.md, simd_lanes).
  *
  * Host-side work runs on one core: packing and output are bandwidth work (a packed or written
  * byte is read once and written once: 2 B of traffic); Zoltan RCB is charged per particle and

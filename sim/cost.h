@@ -60,12 +60,14 @@ double sim_cost_reuse_window(double n);
 /* The compute of a piece of work on a CPU core, in flops at the core's rate core_flops (flop/s):
  *   flops - divsqrt + divsqrt x core_flops / divider_rate + (lanes - 1) x scalar
  * The core's rate is that of the DEM kernels written in lanes of eight (KERNEL_FLOPS_PER_CYCLE,
- * platforms/make_platforms.py): their operations issue `lanes` FP64 lanes per instruction, where
- * lanes (platform property simd_lanes) is the width of the core's vector datapath in doubles (4
- * on a 256-bit datapath). Scalar code (the contact search, the host's binning, the external
- * forces: a work-item per particle, branches per candidate) issues one lane per instruction, so
- * at the same instruction rate its operations take `lanes` times as long. lanes <= 1: no such
- * distinction (a GPU's threads are scalar and its rate is theirs).
+ * platforms/make_platforms.py). Scalar code (the contact search, the host's binning, the
+ * external forces: a work-item per particle, branches per candidate) does one FP64 lane per
+ * instruction, so its operations take `lanes` times as long, where lanes (platform property
+ * simd_lanes) is how many times longer scalar code takes than the kernels' code in lanes for the
+ * same flops: at most the width of the core's vector datapath in doubles (4 on a 256-bit one,
+ * the study's platforms), measured where a probe can (a probed core's C reference pair pass over
+ * the kernel's: 2.6 on a Zen 5 core whose datapath carries 8; platforms/README.md). lanes <= 1:
+ * no such distinction (a GPU's threads are scalar and its rate is theirs).
  * A core's divider (divisions and square roots, divider_rate lanes/s, platform property
  * divider_rate) is not pipelined like its adders and multipliers: a division costs several
  * times an ordinary flop, and how many times differs between cores (Haswell's divider takes

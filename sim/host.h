@@ -22,9 +22,11 @@
  *                     (the whole call: its arithmetic, traffic and its scratch's page faults),
  *                     measured on this host (validation/hardware.py); optional: without it a
  *                     partition is charged by sim/cost.c's counts (RCB_*, calibrated on one host)
- *   simd_lanes         FP64 lanes of one core's vector datapath (4 on a 256-bit one): the core's
- *                     rate is that of code in lanes, scalar code runs at 1/simd_lanes of it
- *                     (sim/cost.h: sim_cost_cpu_flops); optional: without it, 1 (no difference)
+ *   simd_lanes         how many times longer scalar code takes than code in lanes for the same
+ *                     flops, at most the FP64 lanes of the core's vector datapath (4 on a 256-bit
+ *                     one): the core's rate is that of code in lanes, scalar code runs at
+ *                     1/simd_lanes of it (sim/cost.h: sim_cost_cpu_flops); optional: without
+ *                     it, 1 (no difference)
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */

@@ -80,6 +80,11 @@ def main():
     close(lanes, 8.0, "clock_and_lanes: vector loop / scalar loop")
     check(hw.clock_and_lanes(dict(pr, scalar_1core=None)) == (110e9 / 32, None),
           "clock_and_lanes: without the scalar loop, peak / (4 x register lanes) and no lanes")
+    # the C reference's pair pass over the kernel's, where measured, is the lanes; the loops bound it
+    close(hw.clock_and_lanes(dict(pr, scalar_over_lanes=2.6))[1], 2.6, "clock_and_lanes: the reference ratio")
+    close(hw.clock_and_lanes(dict(pr, scalar_over_lanes=2.6))[0], 13.75e9 / 4, "clock_and_lanes: clock unchanged")
+    close(hw.clock_and_lanes(dict(pr, scalar_over_lanes=12.0))[1], 8.0, "clock_and_lanes: at most the FMA loops' ratio")
+    close(hw.clock_and_lanes(dict(pr, scalar_over_lanes=0.7))[1], 1.0, "clock_and_lanes: at least one lane")
     with tempfile.TemporaryDirectory() as d:
         path = hw.calibrated_platform(pr, os.path.join(d, "p.xml"), {0: 1.0, 1: 0.8}, "test shares")
         xml = open(path).read()
@@ -93,6 +98,10 @@ def main():
               f"calibrated_platform: simd_lanes 8 on every host ({lanes_props})")
         bws = [float(v) for v in re.findall(r'<prop id="core_bw" value="([0-9.e+-]+)"', xml)]
         close(bws[1] / bws[0], 0.8, "calibrated_platform: core 1's per-core bandwidth at its share", 1e-5)
+        xml = open(hw.calibrated_platform(dict(pr, scalar_over_lanes=2.6), os.path.join(d, "r.xml"))).read()
+        lanes_props = [float(v) for v in re.findall(r'<prop id="simd_lanes" value="([0-9.e+-]+)"', xml)]
+        check(lanes_props and all(abs(v - 2.6) < 1e-6 for v in lanes_props),
+              f"calibrated_platform: simd_lanes from the reference ratio on every host ({lanes_props})")
         path = hw.calibrated_platform(pr, os.path.join(d, "m.xml"), {0: 1.0, 1: 0.8}, "test", {0: 0.5})
         xml = open(path).read()
         speed = dict(re.findall(r'<host id="(local-[01])" speed="([0-9.e+-]+)f"', xml))

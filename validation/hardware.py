@@ -123,10 +123,12 @@ def probe(exe, repeats, ncpu, mib):
 
 
 def clock_and_lanes(pr):
-    """The core's clock and simd_lanes from the probe's FMA loops (make_platforms.clock_and_lanes;
-    a probe without the scalar loop: no lanes)."""
+    """The core's clock and simd_lanes (make_platforms.clock_and_lanes): the clock from the probe's
+    FMA loops; the lanes from the C reference's pair pass over the kernel's once reference_ratio
+    has measured it, before that (and where it fails) the FMA loops' ratio; a probe without the
+    scalar loop: no lanes."""
     import make_platforms as mp
-    return mp.clock_and_lanes(pr["flops_1core"], pr.get("scalar_1core"), pr["lanes"])
+    return mp.clock_and_lanes(pr["flops_1core"], pr.get("scalar_1core"), pr["lanes"], pr.get("scalar_over_lanes"))
 
 
 def latency_factor(curve, u):
@@ -194,7 +196,7 @@ def opencl_lanes(pr, calibrate_cost):
     """validation/lanesprobe (built beside calibrate_cost): the FP64 rate of 8 double8 FMA chains
     on one work-item of the OpenCL device, one PoCL thread pinned to core 0 -- the width the
     kernels' compiler gives code in lanes of eight; over the scalar FMA loop, the lanes it
-    realises (recorded beside the platform's simd_lanes, which is the C loops' ratio). {} when
+    realises (recorded beside the platform's simd_lanes: the datapath's width, not the DEM's). {} when
     the probe is not built or fails."""
     exe = os.path.join(os.path.dirname(calibrate_cost), "lanesprobe")
     if not os.access(exe, os.X_OK):
@@ -214,8 +216,8 @@ def opencl_lanes(pr, calibrate_cost):
 def reference_ratio(pr, plat, calibrate_cost, side=60, reps=5):
     """calibrate_cost --reference 1 on one core (one PoCL thread, pinned to core 0), particles in
     contact: the C reference's pair pass (scalar code) over the kernel's on the same particles --
-    how many times slower scalar code does the kernels' work here, recorded beside simd_lanes
-    (which the platform still takes from the FMA loops). {} when it fails."""
+    how many times slower scalar code does the kernels' work here: the calibrated platform's
+    simd_lanes (clock_and_lanes; the FMA loops' ratio bounds it). {} when it fails."""
     best, text = kernel_1core(plat, calibrate_cost, 0, reps, side, extra=["--reference", "1"])
     row = next((l for l in (text or "").splitlines() if " forces_ref " in l), None)
     if best is None or row is None:
@@ -336,7 +338,10 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
         f"{peak / flops_per_cycle_peak / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
         f"(KERNEL_FLOPS_PER_CYCLE {k:.3g}, {k_from});",
         f"divider {pr['divider_1core'] / 1e9:.3g} G lanes/s per core (divide / square-root loop);",
-    ] + ([f"simd_lanes {lanes:.3g}: the FMA loop over the same loop in scalar code ({pr['scalar_1core'] / 1e9:.3g} GF/s);"]
+    ] + ([f"simd_lanes {lanes:.3g}: the C reference's pair pass over the kernel's (calibrate_cost's reference pass;"
+          f" the FMA loop over the same loop in scalar code, {pr['flops_1core'] / pr['scalar_1core']:.3g}, bounds it);"]
+         if lanes and pr.get("scalar_over_lanes") else
+         [f"simd_lanes {lanes:.3g}: the FMA loop over the same loop in scalar code ({pr['scalar_1core'] / 1e9:.3g} GF/s);"]
          if lanes else []) + [
         f"new memory mapped at its first write at {pr['first_touch'] / 1e9:.3g} GB/s (a page fault per 4 KiB).",
     ] + ([f"Zoltan RCB in the solver's configuration {pr['partition_rate'] / 1e6:.3g} M particle-levels/s per core "

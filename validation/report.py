@@ -300,8 +300,10 @@ def calibration_rows():
         ("FP64 lanes of a core's vector datapath, i7-6700 / i7-4790 (simd_lanes: the scalar code's flops -- search, "
          "binning, external forces -- weigh this many)",
          f"{prop('n1-cn6700-4', 'simd_lanes'):g} / {prop('n6-cn4790-4', 'simd_lanes'):g}", "hardware facts",
-         "two 256-bit FMA units (Intel 64 and IA-32 Architectures Optimization Reference Manual); measured as bwprobe's "
-         "vector over scalar FMA loop on the development machine (3.99); platforms/README.md"),
+         "two 256-bit FMA units (Intel 64 and IA-32 Architectures Optimization Reference Manual): the datapath's width, "
+         "the bound of what a probed core measures as the C reference's pair pass over the kernel's (validation/hardware.py: "
+         "2.6 on a Zen 5 core whose datapath carries 8); an i7 is not at hand to measure, so these take the bound; "
+         "platforms/README.md"),
         ("P100 rate for the DEM kernels", f"{prop('g1-cngpu', 'gpu_flops') / 1e9:.0f} Gflop/s",
          "published measurement x CALIBRATION CONSTANT 1",
          "an OpenCL DEM on a P100 ran 3.7-5.7 x (4.6 x) a two-socket Xeon E5-2630 v4 node (FACTS.md); that node "
@@ -595,8 +597,8 @@ def hardware_section(hw):
             ("triad bus traffic (write-allocate counted), 1 core", f"{p.get('bw_1core', 0) / 1e9:.2f} GB/s"),
             (f"triad bus traffic, {p.get('threads_all', '?')} cores", f"{p.get('bw_allcore', 0) / 1e9:.2f} GB/s"),
             ("FP64 rate, 1 core (FMA loop)", f"{p.get('flops_1core', 0) / 1e9:.1f} Gflop/s"),
-        ] + ([("FP64 rate, 1 core, the same FMA loop in scalar code (its ratio to the vector loop: simd_lanes, the "
-               "FP64 lanes the search's, binning's and external forces' scalar flops weigh)",
+        ] + ([("FP64 rate, 1 core, the same FMA loop in scalar code (its ratio to the vector loop: the lanes the "
+               "datapath carries, the bound of simd_lanes)",
                f"{p['scalar_1core'] / 1e9:.1f} Gflop/s ({p['flops_1core'] / p['scalar_1core']:.2f} lanes)")]
              if p.get("scalar_1core") else []) + ([("FP64 rate, 1 core, 8 double8 FMA chains through the OpenCL device "
                "(validation/lanesprobe: the width the kernels' compiler gives code in lanes of eight)",
@@ -604,7 +606,8 @@ def hardware_section(hw):
              if p.get("cl_vector_1core") and p.get("scalar_1core") else []) + ([(
                "the C reference's pair pass (scalar code) over the kernel's, same particles in contact, 1 core "
                "(calibrate_cost --reference 1: how many times slower scalar code does the kernels' work here; "
-               "recorded beside simd_lanes, not used by the model)", f"{p['scalar_over_lanes']:.2f} x")]
+               "the calibrated platform's simd_lanes: the weight of the search's, binning's and external forces' scalar flops)",
+               f"{p['scalar_over_lanes']:.2f} x")]
              if p.get("scalar_over_lanes") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
                "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
              if p.get("stream_1core") else []) + ([
