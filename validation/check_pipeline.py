@@ -78,6 +78,35 @@ def png_problem(path):
     return None
 
 
+def whatif_problems():
+    """The simd_lanes what-if's pieces against closed forms: the platform variant scales every
+    simd_lanes (at least 1), its factor is the measured ratio over the CN-6700's lanes (none
+    without a measurement), and the report's table shows a variant's lambda and gain."""
+    sys.path.insert(0, HERE)
+    import run_validation as rv
+    import report
+    errors = []
+    xml = '<host id="a"><prop id="simd_lanes" value="4"/></host><host id="b"><prop id="simd_lanes" value="2"/></host>'
+    got = re.findall(r'simd_lanes" value="([0-9.]+)"', rv.platform_variant(xml, "SIMD_LANES", 0.65))
+    if got != ["2.6", "1.3"]:
+        errors.append(f"platform_variant SIMD_LANES: {got}, expected ['2.6', '1.3']")
+    got = re.findall(r'simd_lanes" value="([0-9.]+)"', rv.platform_variant(xml, "SIMD_LANES", 0.2))
+    if got != ["1", "1"]:
+        errors.append(f"platform_variant SIMD_LANES: {got}, expected at least one lane ['1', '1']")
+    k = rv.whatif_lanes_factor({"probe": {"scalar_over_lanes": 2.6}})
+    if k is None or abs(k - 2.6 / 4.0) > 1e-12:
+        errors.append(f"whatif_lanes_factor: {k}, expected 2.6 / 4 (openstack.xml's CN-6700: 4 lanes)")
+    if rv.whatif_lanes_factor({"probe": {}}) is not None or rv.whatif_lanes_factor(None) is not None:
+        errors.append("whatif_lanes_factor: a value without the measurement")
+    sens = {"whatif": {"const": "SIMD_LANES", "what": "w", "k": 0.65, "ratio": 2.6}}
+    lines = report.lanes_whatif([("case1", "SIMD_LANES", 0.65, 70.0, 12.5)], {"case1": (71.0, 13.0)}, sens)
+    if not any(line.startswith("| case1 | 71.0 / +13.0 | 70.0 / +12.5 |") for line in "\n".join(lines).splitlines()):
+        errors.append(f"lanes_whatif: no row 'case1 | 71.0 / +13.0 | 70.0 / +12.5' in {lines}")
+    if report.lanes_whatif([], {}, {"whatif": None}):
+        errors.append("lanes_whatif: a table without the what-if")
+    return errors
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--demsim", required=True)
@@ -88,7 +117,7 @@ def main():
     cmd = [sys.executable, os.path.join(HERE, "run_validation.py"), "--scale", "tiny", "--out", a.out,
            "--demsim", a.demsim, "-j", str(a.jobs), "--local-speed", "4.1e9"]
     rc = subprocess.run(cmd).returncode
-    errors = []
+    errors = whatif_problems()
     if rc != 0:
         errors.append(f"run_validation.py exited with {rc}")
     report = os.path.join(a.out, "REPORT.md")
