@@ -217,7 +217,9 @@ def reference_ratio(pr, plat, calibrate_cost, side=60, reps=5):
     """calibrate_cost --reference 1 on one core (one PoCL thread, pinned to core 0), particles in
     contact: the C reference's pair pass (scalar code) over the kernel's on the same particles --
     how many times slower scalar code does the kernels' work here: the calibrated platform's
-    simd_lanes (clock_and_lanes; the FMA loops' ratio bounds it). {} when it fails."""
+    simd_lanes (clock_and_lanes; the FMA loops' ratio bounds it). calibrate_cost's particles move
+    at random, so their contacts slide or stick and the scalar friction branch is mispredicted;
+    at rest the ratio is lower (1.75 against 2.6 on a Zen 5 core: BENCHMARKS.md). {} when it fails."""
     best, text = kernel_1core(plat, calibrate_cost, 0, reps, side, extra=["--reference", "1"])
     row = next((l for l in (text or "").splitlines() if " forces_ref " in l), None)
     if best is None or row is None:
