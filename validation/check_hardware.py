@@ -8,7 +8,8 @@
    memory watch apart).
 3. run_shares: each rank's load per particle against the fastest rank's (1 for it); nothing for a
    run of one rank or without particles.
-4. best_of: the median run by total time (the lower middle of an even count).
+4. best_of: the median run by total time (the lower middle of an even count), of the quiet
+   runs where the typical core time is given (quiet: every core at QUIET_SHARE or more).
 5. calibrated_platform: with shares, a core's rate and per-core bandwidth scaled by its share,
    local-1half at half of core 1's; a memory share scales the per-core bandwidth alone; without
    shares, both cores equal; the core rate is the clock x make_platforms' constant, or x the one
@@ -71,6 +72,15 @@ def main():
     runs = [{"sim_time_s": t} for t in (5.0, 3.0, 4.0, 9.0)]
     close(hw.best_of(runs)["sim_time_s"], 4.0, "best_of: lower middle of four")
     close(hw.best_of(runs[:3])["sim_time_s"], 4.0, "best_of: median of three")
+    # quiet runs: every core at QUIET_SHARE of the typical core or more; the median of those
+    calm, slow = {"0": [1.0, 1.0]}, {"0": [1.0, 1.5]}  # typical 1.0: shares 1.0 and 0.8
+    check(hw.quiet({"_cores": calm}, 1.0) and not hw.quiet({"_cores": slow}, 1.0), "quiet: share 1.0 yes, 0.8 no")
+    check(hw.quiet({"_cores": {"0": [1.0, 1.1]}}, 1.0), "quiet: share 1 / 1.05 = 0.952 >= 0.95")
+    check(hw.quiet({}, 1.0) and hw.quiet({"_cores": slow}, None), "quiet: without a watch or a typical time")
+    runs = [dict(sim_time_s=t, _cores=c) for t, c in ((9.0, slow), (5.0, calm), (3.0, calm), (8.0, slow), (4.0, calm))]
+    close(hw.best_of(runs, 1.0)["sim_time_s"], 4.0, "best_of: the median of the quiet runs (3, 4, 5)")
+    close(hw.best_of(runs)["sim_time_s"], 5.0, "best_of: without a typical time, the median of all")
+    close(hw.best_of(runs[:1] + runs[3:4], 1.0)["sim_time_s"], 8.0, "best_of: none quiet, the median of all")
 
     pr = dict(bw_allcore=100e9, bw_1core=50e9, flops_1core=110e9, scalar_1core=13.75e9, lanes=8, threads_all=2,
               gather_1core=7e9, divider_1core=4e9, first_touch=0.4e9)

@@ -649,7 +649,9 @@ def hardware_section(hw):
         if p.get("partition_rate"):
             rows.append(("Zoltan RCB in the solver's configuration (a short 2-rank native run: time in "
                          "Zoltan_LB_Partition per call over its particle-levels, the whole call)",
-                         f"{p['partition_rate'] / 1e6:.1f} M particle-levels/s ({1e9 / p['partition_rate']:.0f} ns each)"))
+                         f"{p['partition_rate'] / 1e6:.1f} M particle-levels/s ({1e9 / p['partition_rate']:.0f} ns each)"
+                         + (f"; the larger of {p['partition_rate_first'] / 1e6:.1f} before the native runs and "
+                            f"{p['partition_rate_again'] / 1e6:.1f} after them" if p.get("partition_rate_again") else "")))
         if p.get("pingpong_ns"):
             rows.append(("a cache line from core 0 to core 1 and back (bwprobe --pingpong): tens of ns when the cores "
                          "share a last-level cache, hundreds when not", f"{p['pingpong_ns']:.0f} ns"))
