@@ -520,6 +520,13 @@ def write(out, data, figs, meta, hw=None, sens=None, meas=None):
     return path
 
 
+def quiet_median(runs, watch, typical):
+    """validation/hardware.py's best_of over runs read back (watch[i]: the core watch of runs[i]):
+    the median by total time of the quiet ones."""
+    import hardware as H
+    return H.best_of([dict(r, _cores=watch[i] if i < len(watch) else {}) for i, r in enumerate(runs)], typical)
+
+
 def stage_table(hw):
     """Where the time goes, measured (the median native run) against predicted, per stage of the
     time loop (rank 0's timers), for the single-rank and one-rank-per-core runs."""
@@ -545,17 +552,19 @@ def stage_table(hw):
                                 ("1 rank, apart, kernels measured", "native-1rank-apart", "smpi-1rank-apart-measured"),
                                 ("2 ranks, contact, kernels measured", "native-2rank-contact", "smpi-2rank-contact-measured"),
                                 ("2 ranks, apart, kernels measured", "native-2rank-apart", "smpi-2rank-apart-measured")):
-        runs = [r for r in (load(f"{native}-{i}") for i in range(10)) if r]
+        group = native[len("native-"):]
+        watch = hw.get("core_watch", {}).get(group, [])
+        runs = [r for r in (load(f"{native}-{i}") for i in range(len(watch) or 10)) if r]
         pred = load(smpi)
         if not runs or not pred:
             continue
-        med = sorted(runs, key=lambda r: r["sim_time_s"])[(len(runs) - 1) // 2]
+        med = quiet_median(runs, watch, hw.get("core_typical_s"))
         tm, tp = med.get("rank0_timers_s", {}), pred.get("rank0_timers_s", {})
         rows.append([label] + [f"{tm.get(k, 0):.3g} / {tp.get(k, 0):.3g}" for k in stages] +
                     [f"{med['sim_time_s']:.3g} / {pred['sim_time_s']:.3g}"])
     if not rows:
         return []
-    return ["Where the time goes, rank 0's timers in seconds, measured (median run) / predicted: "
+    return ["Where the time goes, rank 0's timers in seconds, measured (median quiet run) / predicted: "
             "search (binning and the search kernel), forces (the fused force kernel), integrate, the ghost exchange "
             "and the repartitions. 'kernels measured': predicted by the second estimate (device.cost = measured: "
             "each kernel's time under SMPI on this machine's two cores, scaled to the container's one).", "",
