@@ -616,7 +616,9 @@ def hardware_section(hw):
                "the C reference's pair pass (scalar code) over the kernel's, same particles in contact, 1 core "
                "(calibrate_cost --reference 1: how many times slower scalar code does the kernels' work here; "
                "the calibrated platform's simd_lanes: the weight of the search's, binning's and external forces' scalar flops)",
-               f"{p['scalar_over_lanes']:.2f} x")]
+               f"{p['scalar_over_lanes']:.2f} x" + (f" (before / after the native runs: {p['scalar_over_lanes_first']:.2f} / "
+                                                    f"{p['scalar_over_lanes_again']:.2f}; the quieter probe's kept)"
+                                                    if p.get("scalar_over_lanes_again") else ""))]
              if p.get("scalar_over_lanes") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
                "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
              if p.get("stream_1core") else []) + ([
