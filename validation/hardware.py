@@ -166,15 +166,17 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
                 kernel_rate=rate, clock_hz=clock, kernel_flops_per_cycle=rate / clock)
 
 
-def kernel_1core(plat, exe, cpu, reps, side, packing="contact", kernel="forces_all", extra=()):
-    """A kernel on one core (one PoCL thread, pinned to `cpu` where taskset exists), by default the
-    contact-force kernel: its best time over reps, s; None when calibrate_cost fails (its output
-    in the second value)."""
-    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+def sh_1core(cmd, cpu):
+    """cmd on one core: one PoCL thread, pinned to `cpu` where taskset exists."""
     taskset = shutil.which("taskset")
-    cmd = ([taskset, "-c", str(cpu)] if taskset else []) + [exe, "--platform", plat, "--host", "local-0", "--sizes",
-                                                           str(side), "--packings", packing, "--reps", str(reps)] + list(extra)
-    p = sh(cmd, env=env)
+    return sh(([taskset, "-c", str(cpu)] if taskset else []) + cmd, env=dict(os.environ, POCL_MAX_PTHREAD_COUNT="1"))
+
+
+def kernel_1core(plat, exe, cpu, reps, side, packing="contact", kernel="forces_all", extra=()):
+    """A kernel on one core (sh_1core), by default the contact-force kernel: its best time over
+    reps, s; None when calibrate_cost fails (its output in the second value)."""
+    p = sh_1core([exe, "--platform", plat, "--host", "local-0", "--sizes", str(side), "--packings", packing,
+                  "--reps", str(reps)] + list(extra), cpu)
     if p.returncode:
         return None, p.stdout
     row = next(l for l in p.stdout.splitlines() if l.startswith(packing) and f" {kernel} " in l)
@@ -201,9 +203,7 @@ def opencl_lanes(pr, calibrate_cost):
     exe = os.path.join(os.path.dirname(calibrate_cost), "lanesprobe")
     if not os.access(exe, os.X_OK):
         return {}
-    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
-    taskset = shutil.which("taskset")
-    p = sh(([taskset, "-c", "0"] if taskset else []) + [exe, "--seconds", "1"], env=env)
+    p = sh_1core([exe, "--seconds", "1"], 0)
     if p.returncode:
         print(f"hardware.py: lanesprobe failed (not recorded):\n{p.stdout}", flush=True)
         return {}
