@@ -14,7 +14,10 @@
    local-1half at half of core 1's; a memory share scales the per-core bandwidth alone; without
    shares, both cores equal; the core rate is the clock x make_platforms' constant, or x the one
    this invocation measured; the per-core bandwidth the lower of the triad's and kick-drift's
-   streams' (core_bw_of), at most the node's.
+   streams' (core_bw_of), at most the node's; the container links at an MPI ping-pong's latency
+   (two links a message: half each) and bandwidth, or make_platforms' estimate without one.
+   keep_faster_kernel: of two kernel measurements the faster, its rate per cycle at the final
+   clock (the platform's core rate is then that measured rate).
 6. cpu_identity: the first processor of a cpuinfo file (name, family, model, widest vector ISA).
 7. report.tolerance_line: counts the four plain total-time rows within +-15 % (the bound itself
    inside), no other rows; report.constant_here: the measured core-rate constant against the
@@ -138,6 +141,24 @@ def main():
         path = hw.calibrated_platform(dict(pr, stream_allcore=130e9), os.path.join(d, "n.xml"))
         bus = re.findall(r'<host id="local-membus" speed="([0-9.e+-]+)f"', open(path).read())
         check(bus and abs(float(bus[0]) / 130e9 - 1) < 1e-5, f"calibrated_platform: the bus at node_bw_of ({bus})")
+        slow_clock = dict(kernel_rate=10.9e9, clock_hz=3.19e9, kernel_flops_per_cycle=10.9 / 3.19, scalar_over_lanes=2.1)
+        keep = dict(slow_clock)
+        hw.keep_faster_kernel(keep, dict(kernel_rate=11.3e9, clock_hz=3.47e9, kernel_flops_per_cycle=11.3 / 3.47),
+                              dict(scalar_over_lanes=2.6), 3.47e9)
+        close(keep["clock_hz"] * keep["kernel_flops_per_cycle"], 11.3e9, "keep_faster_kernel: the faster kernel's rate")
+        close(keep["scalar_over_lanes"], 2.6, "keep_faster_kernel: the faster probe's reference ratio")
+        keep = dict(slow_clock, kernel_rate=11.5e9)
+        hw.keep_faster_kernel(keep, dict(kernel_rate=11.3e9), dict(scalar_over_lanes=2.6), 3.47e9)
+        close(keep["clock_hz"] * keep["kernel_flops_per_cycle"], 11.5e9,
+              "keep_faster_kernel: the first kernel's rate at the final clock, not its rate per cycle of a slow clock")
+        close(keep["scalar_over_lanes"], 2.1, "keep_faster_kernel: the first probe's reference ratio kept with it")
+        veth = r'<link id="local-0-veth" bandwidth="([0-9.e+-]+)Bps" latency="([0-9.e+-]+)s"'
+        pair = dict(same_node=True, latency_s=4e-7, bandwidth_Bps=8e9)
+        links = re.findall(veth, open(hw.calibrated_platform(dict(pr, pairs=[pair]), os.path.join(d, "v.xml"))).read())
+        check(links and abs(float(links[0][0]) / 8e9 - 1) < 1e-5 and abs(float(links[0][1]) / 2e-7 - 1) < 1e-5,
+              f"calibrated_platform: a ping-pong of 0.4 us one way, 8 GB/s gives links of 8 GB/s, 0.2 us ({links})")
+        check(not re.findall(veth, open(path).read()) and 'bandwidth="2.5GBps" latency="10us"' in open(path).read(),
+              "calibrated_platform without a ping-pong: the links keep make_platforms' estimate")
         cpuinfo = os.path.join(d, "cpuinfo")
         with open(cpuinfo, "w") as f:
             f.write("processor\t: 0\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: AMD EPYC\n"

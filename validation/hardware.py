@@ -351,6 +351,8 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
         "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
         "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
     ]
+    net = mp.probe_network(pr.get("pairs", []))
+    header += net["doc"][:1]
     if why:
         header += ["", why] + [f"local-{c}: {s:.3f} of the core (rate, per-core bandwidth, gathers, divider, page faults)."
                                for c, s in sorted(shares.items())]
@@ -372,7 +374,7 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
                               core("local-1", "local-1core", 1, shares.get(1, 1.0), mem_shares.get(1, 1.0))]
     node["containers"].append(core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0), mem_shares.get(1, 1.0)))
     with open(path, "w") as f:
-        f.write(mp.platform("local", header, [node]))
+        f.write(mp.platform("local", header, [node], net=net))
     return path
 
 
@@ -590,6 +592,7 @@ def probe_phase(a, out, ncpu):
         pr["bw_1core_next_to_vm"] = max(
             json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(64 if a.quick else 256)]).stdout)
             ["triad_bus_Bps"] for _ in range(a.repeats))
+    pr["pairs"] = network_pairs(a, out)
     plat = calibrated_platform(pr, os.path.join(out, "local-calibrated.xml"))
     print(f"hardware.py: triad 1 core {pr['bw_1core'] / 1e9:.2f} GB/s, {ncpu} cores {pr['bw_allcore'] / 1e9:.2f} GB/s "
           f"(bus traffic), kick-drift's streams 1 core {pr['stream_1core'] / 1e9:.2f} GB/s, {ncpu} cores "
@@ -611,13 +614,55 @@ def probe_phase(a, out, ncpu):
     return pr, plat
 
 
+def network_pairs(a, out):
+    """MPI ping-pongs between two ranks of this machine, through the native build's own probe
+    (`demsim probe --hosts localhost,localhost --quick --no-kernels`: 8 B to 8 MiB, the medians):
+    the calibrated platform's container links then carry what Open MPI's shared-memory transport
+    measured instead of make_platforms.py's estimate of a Linux bridge (2.5 GB/s, 10 us a link),
+    through make_platforms.probe_network as for `demsim probe`'s platforms. [] (the estimate kept)
+    when the probe cannot run: it needs demsim-bwprobe beside the native build."""
+    if not os.access(os.path.join(os.path.dirname(a.native), "demsim-bwprobe"), os.X_OK):
+        print(f"hardware.py: no demsim-bwprobe beside {a.native}: the container links keep their estimate", flush=True)
+        return []
+    d = os.path.join(out, "netprobe")
+    r = subprocess.run([a.native, "probe", "--hosts", "localhost,localhost", "--quick", "--no-kernels", "--out", d],
+                       capture_output=True, text=True)
+    try:
+        with open(os.path.join(d, "probe.json")) as f:
+            pairs = [p for p in json.load(f).get("pairs", []) if p.get("latency_s") and p.get("bandwidth_Bps")]
+    except (OSError, ValueError):
+        pairs = []
+    if r.returncode or not pairs:
+        print(f"hardware.py: the MPI ping-pong failed (demsim probe: {r.stderr.strip()[-300:]}): the container links "
+              "keep their estimate", flush=True)
+        return []
+    print(f"hardware.py: MPI ping-pong between the two cores: {pairs[0]['latency_s'] * 1e6:.2f} us one way, "
+          f"{pairs[0]['bandwidth_Bps'] / 1e9:.2f} GB/s (8 MiB)", flush=True)
+    return pairs
+
+
+def keep_faster_kernel(pr, k, ref, clock):
+    """pr (the first kernel measurement, kernel_rate) and k (the second): the faster kept, with ref
+    (its probe's reference ratio) when it is k; the rate per cycle of both expressed at `clock`
+    (the probes' larger FMA figure), so that the platform's core rate, clock x the constant, is
+    the kernel's best measured rate."""
+    pr["kernel_rate_first"], pr["kernel_rate_again"] = pr["kernel_rate"], k["kernel_rate"]
+    pr["kernel_flops_per_cycle_first"] = pr["kernel_rate"] / clock
+    pr["kernel_flops_per_cycle_again"] = k["kernel_rate"] / clock
+    if k["kernel_rate"] > pr["kernel_rate"]:
+        pr.update(k)
+        pr.update(ref)
+    pr["clock_hz"], pr["kernel_flops_per_cycle"] = clock, pr["kernel_rate"] / clock
+
+
 def reprobe(a, pr, ncpu, plat, log=None):
     """The probe again, after the native runs: a neighbour on the host can take the memory bus for
     minutes (the bus bandwidth of one check's probe came out at 56 GB/s against 76-99 in the others
     that day), so the calibrated platform takes the better of the two probes of each figure, as
     each probe takes the best of its repeats; both are recorded (probe_first, probe_again). The
-    contact-force kernel's rate per cycle and Zoltan's rate are measured again as well, and the
-    larger of each kept; the reference ratio too, and the one of the quieter probe kept."""
+    contact-force kernel's rate and Zoltan's rate are measured again as well, and the larger of each
+    kept (the kernel's per cycle of the final clock); the reference ratio too, and the one of the
+    quieter probe (its kernel the faster) kept."""
     print("hardware.py: probe again", flush=True)
     again = probe(os.path.join(a.out, "bwprobe"), a.repeats, ncpu, 64 if a.quick else 256)
     pr["probe_first"] = {k: pr[k] for k in PROBED}
@@ -627,9 +672,12 @@ def reprobe(a, pr, ncpu, plat, log=None):
     if pr.get("kernel_flops_per_cycle") and os.access(a.calibrate_cost, os.X_OK):
         # the constant too: one disturbed calibrate step would otherwise carry into every prediction
         # (2.31 against 2.6-3.0 in the other checks of 2026-12-05 on this processor)
+        # The platform's core rate is the kernel's best measured rate: both measurements are expressed
+        # per cycle of the clock the probes now give (their larger FMA figure), as a disturbed FMA loop
+        # beside an undisturbed kernel would otherwise pass a rate per cycle of the slower clock on to
+        # the faster one (2026-12-05: 10.92 GF/s at 3.19 GHz, 3.44, times 3.47 GHz = 11.95 GF/s, against
+        # 11.3 measured after the runs)
         k = kernel_flops_per_cycle(pr, plat, a.calibrate_cost)
-        pr["kernel_flops_per_cycle_first"] = pr["kernel_flops_per_cycle"]
-        pr["kernel_flops_per_cycle_again"] = k["kernel_flops_per_cycle"]
         # the reference ratio (the platform's simd_lanes) again beside it: a disturbed probe moves it
         # either way (2.03-2.12 against 2.57-2.63 quiet on one Zen 5 core), so the one of the probe
         # whose contact-force kernel ran faster (the quieter) is kept
@@ -637,11 +685,10 @@ def reprobe(a, pr, ncpu, plat, log=None):
         if ref:
             pr["scalar_over_lanes_first"] = pr["scalar_over_lanes"]
             pr["scalar_over_lanes_again"] = ref["scalar_over_lanes"]
-        if k["kernel_flops_per_cycle"] > pr["kernel_flops_per_cycle"]:
-            pr.update(k)
-            pr.update(ref)
-        print(f"hardware.py: KERNEL_FLOPS_PER_CYCLE measured again {k['kernel_flops_per_cycle']:.2f} (first "
-              f"{pr['kernel_flops_per_cycle_first']:.2f}; the platform takes the larger)", flush=True)
+        keep_faster_kernel(pr, k, ref, clock_and_lanes(pr)[0])
+        print(f"hardware.py: contact-force kernel measured again {k['kernel_rate'] / 1e9:.2f} GF/s per core (first "
+              f"{pr['kernel_rate_first'] / 1e9:.2f}; the platform takes the faster): KERNEL_FLOPS_PER_CYCLE "
+              f"{pr['kernel_flops_per_cycle']:.2f} at {pr['clock_hz'] / 1e9:.2f} GHz", flush=True)
     if pr.get("partition_rate") and log:
         # Zoltan's rate too: 4.8 M particle-levels/s in one check of 2026-12-05 against 7.2-7.3 in the
         # others on the same processor, and the repartitions of every 2-rank prediction follow it
@@ -686,16 +733,19 @@ def mpirun_cmd():
 
 def partition_rate(a, out, plat, log, tag=""):
     """Zoltan RCB's rate on this machine, in the solver's own configuration: a short native run of
-    two ranks (one per core, particles apart) that repartitions every few steps; the slowest rank's
+    two ranks (one per core, particles in contact: the study's benchmark) that repartitions every
+    few steps; the slowest rank's
     time in Zoltan_LB_Partition per call (summary wall_partition_s, the first call excluded) over
     the particle-levels of a call (share x (ceil(log2 ranks) + 1), sim/cost.c), best of the
     repeats. The rate covers the whole call, its scratch's page faults included (the platform's
     partition_rate, sim/host.h): RCB's cost per particle-level differs between processors (a
-    Zen 4 core here against the calibration host of sim/cost.c's RCB constants)."""
-    spec = dict(cfg="hw-partition", hosts=["local-0", "local-1"], cpus=[0, 1], ratio=REGIMES["apart"])
+    Zen 4 core here against the calibration host of sim/cost.c's RCB constants). The calls of a run
+    with the particles apart took 51-70 ms against 75-100 in contact (2 x 250,000 particles, Zen 5
+    guest, 2026-12-05): their scratch faulted 3,000-3,300 pages a call against 4,887 (glibc's heap
+    is in another state there), which the rate of the contact runs over-charges."""
     steps, every = 20, 4
-    cfg = scenario(os.path.join(out, "hw-partition.cfg"), "hw-partition", plat, spec["hosts"], a.particles,
-                   steps, every, every)
+    cfg = scenario(os.path.join(out, "hw-partition.cfg"), "hw-partition", plat, ["local-0", "local-1"], a.particles,
+                   steps, every, every, ratio=REGIMES["contact"])
     best = 0.0
     for i in range(a.repeats):
         d = os.path.join(out, f"native-partition{tag}-{i}")

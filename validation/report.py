@@ -637,6 +637,8 @@ def hardware_section(hw):
                          f"{p['clock_hz'] / 1e9:.2f} GHz"
                          + (f"; the larger of {p['kernel_flops_per_cycle_first']:.2f} before the native runs and "
                             f"{p['kernel_flops_per_cycle_again']:.2f} after them"
+                            + (" (both at this clock: the kernel's rate, the FMA loop's larger clock)"
+                               if p.get("kernel_rate_again") else "")
                             if p.get("kernel_flops_per_cycle_again") else "")
                          + f"; the cloud's platforms use {_platform_kfpc():.2f}"
                          + ("; this check's calibrated platform takes the measured value)"
@@ -666,6 +668,11 @@ def hardware_section(hw):
         if p.get("pingpong_ns"):
             rows.append(("a cache line from core 0 to core 1 and back (bwprobe --pingpong): tens of ns when the cores "
                          "share a last-level cache, hundreds when not", f"{p['pingpong_ns']:.0f} ns"))
+        for q in p.get("pairs", [])[:1]:
+            rows.append(("MPI ping-pong between two ranks of this machine (demsim probe --quick: Open MPI's shared "
+                         "memory; the calibrated platform's container links, in place of the 2.5 GB/s, 10 us estimate "
+                         "of a Linux bridge)", f"{q['latency_s'] * 1e6:.2f} us one way, "
+                         f"{q['bandwidth_Bps'] / 1e9:.2f} GB/s at 8 MiB"))
         L.append(_table(["probe (validation/bwprobe.c, calibrate_cost)", "measured"], rows))
         L.append("")
         L.append(f"Calibrated platform: `{hw.get('platform', '')}` (platforms/local.xml's estimates replaced by "
