@@ -645,7 +645,9 @@ def keep_faster_kernel(pr, k, ref, clock):
     """pr (the first kernel measurement, kernel_rate) and k (the second): the faster kept, with ref
     (its probe's reference ratio) when it is k; the rate per cycle of both expressed at `clock`
     (the probes' larger FMA figure), so that the platform's core rate, clock x the constant, is
-    the kernel's best measured rate."""
+    the kernel's best measured rate. (Keeping the larger rate per cycle, each over its own probe's
+    clock, passed a disturbed FMA loop's slow clock on to the faster one: 2026-12-05, 10.92 GF/s at
+    3.19 GHz = 3.44, times 3.47 GHz = 11.95 GF/s against 11.3 measured after the runs.)"""
     pr["kernel_rate_first"], pr["kernel_rate_again"] = pr["kernel_rate"], k["kernel_rate"]
     pr["kernel_flops_per_cycle_first"] = pr["kernel_rate"] / clock
     pr["kernel_flops_per_cycle_again"] = k["kernel_rate"] / clock
@@ -672,11 +674,6 @@ def reprobe(a, pr, ncpu, plat, log=None):
     if pr.get("kernel_flops_per_cycle") and os.access(a.calibrate_cost, os.X_OK):
         # the constant too: one disturbed calibrate step would otherwise carry into every prediction
         # (2.31 against 2.6-3.0 in the other checks of 2026-12-05 on this processor)
-        # The platform's core rate is the kernel's best measured rate: both measurements are expressed
-        # per cycle of the clock the probes now give (their larger FMA figure), as a disturbed FMA loop
-        # beside an undisturbed kernel would otherwise pass a rate per cycle of the slower clock on to
-        # the faster one (2026-12-05: 10.92 GF/s at 3.19 GHz, 3.44, times 3.47 GHz = 11.95 GF/s, against
-        # 11.3 measured after the runs)
         k = kernel_flops_per_cycle(pr, plat, a.calibrate_cost)
         # the reference ratio (the platform's simd_lanes) again beside it: a disturbed probe moves it
         # either way (2.03-2.12 against 2.57-2.63 quiet on one Zen 5 core), so the one of the probe
@@ -734,8 +731,7 @@ def mpirun_cmd():
 def partition_rate(a, out, plat, log, tag=""):
     """Zoltan RCB's rate on this machine, in the solver's own configuration: a short native run of
     two ranks (one per core, particles in contact: the study's benchmark) that repartitions every
-    few steps; the slowest rank's
-    time in Zoltan_LB_Partition per call (summary wall_partition_s, the first call excluded) over
+    few steps; the slowest rank's time in Zoltan_LB_Partition per call (summary wall_partition_s, the first call excluded) over
     the particle-levels of a call (share x (ceil(log2 ranks) + 1), sim/cost.c), best of the
     repeats. The rate covers the whole call, its scratch's page faults included (the platform's
     partition_rate, sim/host.h): RCB's cost per particle-level differs between processors (a

@@ -571,10 +571,14 @@ def stage_table(hw):
             _table(["run", *stages, "total"], rows), ""]
 
 
-def _platform_kfpc():
+def _make_platforms():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "platforms"))
     import make_platforms
-    return make_platforms.KERNEL_FLOPS_PER_CYCLE
+    return make_platforms
+
+
+def _platform_kfpc():
+    return _make_platforms().KERNEL_FLOPS_PER_CYCLE
 
 
 HW_TOLERANCE = 15.0  # per cent: the tolerance the total-time rows are held to
@@ -670,8 +674,8 @@ def hardware_section(hw):
                          "share a last-level cache, hundreds when not", f"{p['pingpong_ns']:.0f} ns"))
         for q in p.get("pairs", [])[:1]:
             rows.append(("MPI ping-pong between two ranks of this machine (demsim probe --quick: Open MPI's shared "
-                         "memory; the calibrated platform's container links, in place of the 2.5 GB/s, 10 us estimate "
-                         "of a Linux bridge)", f"{q['latency_s'] * 1e6:.2f} us one way, "
+                         f"memory; the calibrated platform's container links, in place of the {_make_platforms().NET['veth_bw']}, "
+                         f"{_make_platforms().NET['veth_lat']} estimate of a Linux bridge)", f"{q['latency_s'] * 1e6:.2f} us one way, "
                          f"{q['bandwidth_Bps'] / 1e9:.2f} GB/s at 8 MiB"))
         L.append(_table(["probe (validation/bwprobe.c, calibrate_cost)", "measured"], rows))
         L.append("")
