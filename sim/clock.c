@@ -19,7 +19,7 @@
  * the container's cores (CPU; the launch latency added as in the model) or at the GPU's rate.
  * The memory of this machine is in the measurement, so no bus traffic is charged: co-located
  * memory stress does not slow such a kernel. Host-side work and copies keep the model. */
-#include "clock.h"
+#include "base/clock.h"
 
 #include "cost.h"
 #include "gpu.h"

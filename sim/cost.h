@@ -6,7 +6,7 @@
 #ifndef DEMSIM_SIM_COST_H
 #define DEMSIM_SIM_COST_H
 
-#include "clock.h"
+#include "base/clock.h"
 
 typedef enum {
   SIM_ON_DEVICE, /* an OpenCL kernel: all the container's cores, or the GPU */

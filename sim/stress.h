@@ -2,7 +2,7 @@
 #ifndef DEMSIM_SIM_STRESS_H
 #define DEMSIM_SIM_STRESS_H
 
-#include "clock.h"
+#include "base/clock.h"
 
 #include <stddef.h>
 

@@ -2,7 +2,7 @@
 #ifndef DEMSIM_TESTS_SIM_TESTING_H
 #define DEMSIM_TESTS_SIM_TESTING_H
 
-#include "clock.h"
+#include "base/clock.h"
 #include "cost.h"
 #include "host.h"
 

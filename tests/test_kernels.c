@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "engine.h"
-#include "params.h"
-#include "particles.h"
+#include "base/clock.h"
+#include "device/engine.h"
+#include "dem/params.h"
+#include "dem/particles.h"
 #include "physics_testing.h"
 #include "testing.h"
 

@@ -23,15 +23,15 @@
 
 #include "testing.h"
 
-#include "balance.h"
-#include "engine.h"
-#include "ghosts.h"
-#include "parallel.h"
-#include "particles.h"
-#include "partition.h"
-#include "scenario.h"
-#include "simulation.h"
-#include "timestep.h"
+#include "balance/balance.h"
+#include "device/engine.h"
+#include "domain/ghosts.h"
+#include "base/parallel.h"
+#include "dem/particles.h"
+#include "domain/partition.h"
+#include "scenario/scenario.h"
+#include "run/simulation.h"
+#include "run/timestep.h"
 
 #define TOL 1e-10
 

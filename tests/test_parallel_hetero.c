@@ -9,12 +9,12 @@
 
 #include "testing.h"
 
-#include "balance.h"
-#include "parallel.h"
-#include "particles.h"
-#include "scenario.h"
-#include "simulation.h"
-#include "timestep.h"
+#include "balance/balance.h"
+#include "base/parallel.h"
+#include "dem/particles.h"
+#include "scenario/scenario.h"
+#include "run/simulation.h"
+#include "run/timestep.h"
 
 static void test_slower_container_gets_fewer(void)
 {

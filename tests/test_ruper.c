@@ -11,13 +11,13 @@
 
 #include "testing.h"
 
-#include "balance.h"
-#include "clock.h"
-#include "policy.h"
-#include "scenario.h"
-#include "simulation.h"
-#include "timers.h"
-#include "timestep.h"
+#include "balance/balance.h"
+#include "base/clock.h"
+#include "policy/policy.h"
+#include "scenario/scenario.h"
+#include "run/simulation.h"
+#include "base/timers.h"
+#include "run/timestep.h"
 
 static void test_targets(void)
 {

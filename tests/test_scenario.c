@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "packing.h"
-#include "particles.h"
-#include "scenario.h"
+#include "scenario/packing.h"
+#include "dem/particles.h"
+#include "scenario/scenario.h"
 #include "testing.h"
 
 static void test_study_lattice(void)

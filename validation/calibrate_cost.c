@@ -33,13 +33,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "cost.h"
-#include "engine.h"
-#include "grid.h"
-#include "params.h"
-#include "particles.h"
-#include "physics_ref.h"
+#include "device/engine.h"
+#include "dem/grid.h"
+#include "dem/params.h"
+#include "dem/particles.h"
+#include "dem/physics_ref.h"
 #include "physics_testing.h"
 
 #define MAX_SIZES 8

@@ -1,0 +1,85 @@
+/* The solver's only bridge to the simulator: after each kernel or host-side phase the solver
+ * reports the work it just did. In the native build the report costs nothing (real time has
+ * already passed). In the SMPI build sim/ turns it into simulated time on the container that
+ * runs this rank (kernel cost model, memory-bus contention, GPU and PCIe model), so that
+ * MPI_Wtime() -- simulated time under SMPI -- advances by what the modelled hardware would take.
+ * This header must stay free of SimGrid types. */
+#ifndef DEMSIM_BASE_CLOCK_H
+#define DEMSIM_BASE_CLOCK_H
+
+typedef enum dem_work_kind {
+  DEM_WORK_SEARCH,       /* kernel: contact search + contact history */
+  DEM_WORK_FORCES,       /* kernel: particle-particle contact forces and moments */
+  DEM_WORK_BOUNDARIES,   /* kernel: wall contacts (particles: those of the wall list) */
+  DEM_WORK_EXTERNAL,     /* kernel: gravity */
+  DEM_WORK_FORCES_ALL,   /* kernel: forces + external fused in one pass (a step's pair pass) */
+  DEM_WORK_INTEGRATE,    /* kernel: velocity Verlet (kick-drift or kick) */
+  DEM_WORK_BINNING,      /* host: cell binning (counting sort) for the search */
+  DEM_WORK_COPY_D2H,     /* device -> host copy of `bytes` */
+  DEM_WORK_COPY_H2D,     /* host -> device copy of `bytes` */
+  DEM_WORK_PACK,         /* host: packing/unpacking `bytes` for ghosts or migration */
+  DEM_WORK_PARTITION,    /* host: Zoltan over `particles` (global count) on `ranks` parts, costed as RCB */
+  DEM_WORK_OUTPUT,       /* host: writing `bytes` of output */
+  DEM_WORK_STORAGE,      /* `bytes` written to or read from the container's storage (checkpoints) */
+  DEM_WORK_FIRST_TOUCH,  /* `bytes` of fresh memory written for the first time (the OS maps and zeroes
+                          * its pages: page faults) */
+  DEM_WORK_KIND_COUNT
+} dem_work_kind_t;
+
+typedef struct dem_work {
+  dem_work_kind_t kind;
+  double particles; /* work-items or particles touched */
+  double pairs;     /* neighbour slots visited */
+  double contacts;  /* slots in actual contact */
+  double bytes;     /* bytes copied, packed or written */
+  double ranks;     /* for DEM_WORK_PARTITION: number of parts */
+  double reach;     /* for DEM_WORK_BOUNDARIES: the rank's particles, whose data the wall pass reaches
+                     * into through its list right after the pair pass streamed them all */
+  int measured;         /* 1: a kernel timed on this machine's device (device.cost = "measured") */
+  double measured_s;    /* s, its device time here (OpenCL profiling); charged instead of the model */
+} dem_work_t;
+
+/* A co-located load declared in the scenario (the study's stress-ng runs). */
+typedef struct dem_stress {
+  char host[64];     /* the container (SimGrid host) it runs on */
+  int vm;            /* 1: memory stress (stress-ng --vm), 0: CPU stress (stress-ng --cpu) */
+  int workers;       /* stress-ng workers (N of --vm N / --cpu N) */
+  double bytes;      /* B, --vm-bytes of each worker (memory stress) */
+  double start_s;    /* s of simulated time before the first stress period */
+  double on_s;       /* s, length of a stress period; <= 0: constant stress */
+  double off_s;      /* s, sleep between stress periods */
+} dem_stress_t;
+
+/* Reads this rank's hardware from the simulator (container, node, memory bus, device); fails
+ * with a message naming the host and the missing or bad property. Native build: always 0. */
+int dem_clock_init(char *err, unsigned long errlen);
+/* Starts the co-located loads (call on one rank only, before the time loop). Native build:
+ * returns 0 and does nothing (the launcher starts real stress-ng processes instead). */
+int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned long errlen);
+
+/* device.cost = "measured": kernels reported with `measured` set are charged their time on this
+ * machine's device scaled by its speed (`local_flops`, flop/s of the whole device, in the
+ * platform's units) over the modelled device's (as SMPI benchmarks computation with
+ * smpi/host-speed). Native build: does nothing (real time is the time). */
+void dem_clock_set_measured(double local_flops);
+
+/* Charges the work to this rank's clock. Returns 0, or -1 when the simulator rejected it. */
+int dem_clock_charge(const dem_work_t *w);
+/* 1 when time is what the charges say (SMPI build): nothing needs waiting for to be timed.
+ * 0 when the timers read real time (native build). */
+int dem_clock_modelled(void);
+/* Seconds of this rank's time: simulated time under SMPI (read from the simulator's clock
+ * directly: no MPI call, so no switch into the simulation kernel), the monotonic clock in the
+ * native build. The timers and every other time stamp of the run read it. */
+double dem_clock_now(void);
+/* Seconds of wall-clock (real) time since an arbitrary origin, in both builds. */
+double dem_clock_wall(void);
+/* A one-line description of the hardware this rank runs on ("native" or the modelled container). */
+const char *dem_clock_where(void);
+/* The name of the host this rank runs on: the SimGrid host (container) under SMPI, the
+ * machine's hostname in the native build. */
+const char *dem_clock_host(void);
+/* Human-readable name of a work kind. */
+const char *dem_clock_kind_name(dem_work_kind_t k);
+
+#endif

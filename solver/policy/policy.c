@@ -1,0 +1,27 @@
+/* The table of load-balancing policies (see policy.h). */
+#include "policy/policy.h"
+
+#include <string.h>
+
+static const dem_policy_t *const table[] = {
+  &dem_policy_now, &dem_policy_rw, &dem_policy_rw5, &dem_policy_ewma, &dem_policy_pi, &dem_policy_ruper, NULL,
+};
+
+const dem_policy_t *const *dem_policy_table(void) { return table; }
+
+const dem_policy_t *dem_policy_find(const char *name)
+{
+  for (int i = 0; table[i]; i++)
+    if (strcmp(table[i]->name, name) == 0) return table[i];
+  return NULL;
+}
+
+void dem_policy_floor_normalise(const double *w_old, double *w_new, int n)
+{
+  double wsum = 0;
+  for (int i = 0; i < n; i++) {
+    if (w_new[i] < 0.05 * w_old[i]) w_new[i] = 0.05 * w_old[i];
+    wsum += w_new[i];
+  }
+  for (int i = 0; i < n; i++) w_new[i] *= n / wsum;
+}
