@@ -32,6 +32,7 @@
 #include "scenario/scenario.h"
 #include "run/simulation.h"
 #include "run/timestep.h"
+#include "policy/table.h"
 
 #define TOL 1e-10
 

@@ -250,14 +250,6 @@ typedef struct run_opts {
   int reference; /* --reference: time the C reference's pair pass too (reference_pair_pass) */
 } run_opts_t;
 
-#define TRY(call, what)                                                                    \
-  do {                                                                                     \
-    if ((call) != 0) {                                                                     \
-      fprintf(stderr, "calibrate_cost: %s: %s\n", what, dem_engine_error(e));               \
-      goto done;                                                                           \
-    }                                                                                      \
-  } while (0)
-
 /* The particles the search kernel examines per owned particle, on average: everything in the
  * buckets of the 9 rows of three cells around its cell (kernels/search.cl), other cells sharing
  * them included. */
@@ -352,6 +344,116 @@ static int reference_pair_pass(dem_engine_t *e, dem_particles_t *p, const dem_pa
   return 0;
 }
 
+/* An engine call that must succeed: else its message, and -1 */
+#define TRY(call, what)                                                            \
+  do {                                                                                     \
+    if ((call) != 0) {                                                                     \
+      fprintf(stderr, "calibrate_cost: %s: %s\n", what, dem_engine_error(e));               \
+      return -1;                                                                           \
+    }                                                                                      \
+  } while (0)
+
+/* What the timed rounds are compared with: the search's slots, the pair pass's slots and contacts
+ * (pw) and the wall pass's (ww), after two plain steps (the contact counters read back by
+ * kick-drift then describe this packing). Profiling is on after it. 0 or -1. */
+static int warm_up(dem_engine_t *e, double *slots, dem_engine_work_t *pw, dem_engine_work_t *ww)
+{
+  for (int step = 0; step < 2; ++step) {
+    TRY(dem_engine_search(e), "search");
+    TRY(dem_engine_forces(e), "forces");
+    TRY(dem_engine_boundaries(e), "boundaries");
+    TRY(dem_engine_external(e), "external");
+    TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
+  }
+  TRY(dem_engine_search(e), "search");
+  *slots = dem_engine_last_work(e).pairs;
+  TRY(dem_engine_forces(e), "forces");
+  *pw = dem_engine_last_work(e);
+  TRY(dem_engine_boundaries(e), "boundaries");
+  *ww = dem_engine_last_work(e);
+  TRY(dem_engine_external(e), "external");
+  TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
+  TRY(dem_engine_profile(e, 1), "profiling");
+  return 0;
+}
+
+/* One timed round r of every kernel: t[k][r] its device time, u[k][r] the process CPU time
+ * around it; the binning is timed on the host (h: the cell edge). 0 or -1. */
+static int time_round(dem_engine_t *e, dem_grid_t *g, const dem_particles_t *p, const dem_params_t *prm, double h,
+                      int r, double *const *t, double *const *u)
+{
+  double c0;
+  dem_engine_kernel_seconds(e);
+  /* the engine's search bins on the host first: its CPU time is taken off below */
+  c0 = cpu_now();
+  TRY(dem_engine_search(e), "search");
+  u[T_SEARCH][r] = cpu_now() - c0;
+  t[T_SEARCH][r] = dem_engine_kernel_seconds(e);
+  size_t bad = 0;
+  double w0 = wall();
+  c0 = cpu_now();
+  if (dem_grid_build(g, p->pos, p->n + p->n_ghost, h, prm->box_lo, &bad) != 0) {
+    fprintf(stderr, "calibrate_cost: binning failed\n");
+    return -1;
+  }
+  u[T_BINNING][r] = cpu_now() - c0;
+  t[T_BINNING][r] = wall() - w0;
+  u[T_SEARCH][r] = max2(u[T_SEARCH][r] - u[T_BINNING][r], 0.0);
+  c0 = cpu_now();
+  TRY(dem_engine_forces(e), "forces");
+  TRY(dem_engine_pull(e, 0, 0, 0), "forces"); /* pulls nothing: launches the pending forces alone */
+  u[T_FORCES][r] = cpu_now() - c0;
+  t[T_FORCES][r] = dem_engine_kernel_seconds(e);
+  c0 = cpu_now();
+  TRY(dem_engine_boundaries(e), "boundaries"); /* nothing pending: runs alone */
+  u[T_BOUNDARIES][r] = cpu_now() - c0;
+  t[T_BOUNDARIES][r] = dem_engine_kernel_seconds(e);
+  c0 = cpu_now();
+  TRY(dem_engine_external(e), "external");
+  u[T_EXTERNAL][r] = cpu_now() - c0;
+  t[T_EXTERNAL][r] = dem_engine_kernel_seconds(e);
+  c0 = cpu_now();
+  TRY(dem_engine_forces(e), "forces");
+  TRY(dem_engine_boundaries(e), "boundaries");
+  TRY(dem_engine_external(e), "forces_all"); /* the three, fused */
+  u[T_FORCES_ALL][r] = cpu_now() - c0;
+  t[T_FORCES_ALL][r] = dem_engine_kernel_seconds(e);
+  c0 = cpu_now();
+  TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
+  u[T_KICK_DRIFT][r] = cpu_now() - c0;
+  t[T_KICK_DRIFT][r] = dem_engine_kernel_seconds(e);
+  return 0;
+}
+
+/* Each kernel's timed rounds against the model's charge for its work; one line each. The number
+ * of kernels outside the --check factor, or -1 when the model rejects a work report. */
+static int compare_rows(const platform_t *pl, const packing_t *pk, double n, double binned, double slots,
+                        dem_engine_work_t pw, dem_engine_work_t ww, double *const *t, double *const *u,
+                        const run_opts_t *o)
+{
+  int outside = 0;
+  for (int k = 0; k < T_COUNT; ++k) {
+    dem_work_t w = {.kind = timed_kinds[k], .particles = n};
+    /* the wall pass over the wall list: the boundaries kernel, and the fused step's second one */
+    dem_work_t walls = {.kind = DEM_WORK_BOUNDARIES, .particles = ww.particles, .pairs = ww.pairs,
+                        .contacts = ww.contacts, .reach = n};
+    switch (k) {
+    case T_SEARCH: w.pairs = slots; break;
+    case T_BINNING: w.particles = binned; break;
+    case T_FORCES: case T_FORCES_ALL: w.pairs = pw.pairs, w.contacts = pw.contacts; break;
+    case T_BOUNDARIES: w = walls; break;
+    default: break;
+    }
+    sim_cost_t c, cw = {0};
+    if (sim_cost_of(&w, &c) != 0 || (k == T_FORCES_ALL && walls.particles > 0.0 && sim_cost_of(&walls, &cw) != 0)) {
+      fprintf(stderr, "calibrate_cost: the cost model rejected %s\n", timed_names[k]);
+      return -1;
+    }
+    outside += report_row(pl, pk, k, &w, &c, &cw, &ww, t[k], u[k], o);
+  }
+  return outside;
+}
+
 /* Times every kernel over one packing of s^3 particles; prints one line per kernel. Returns the
  * number of kernels outside the --check factor, or -1 on error. */
 static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run_opts_t *o)
@@ -377,91 +479,16 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
     fprintf(stderr, "calibrate_cost: OpenCL engine: %s\n", err);
     goto done;
   }
-  /* two plain steps: the contact counters (read back by kick-drift) then describe this packing */
-  for (int step = 0; step < 2; ++step) {
-    TRY(dem_engine_search(e), "search");
-    TRY(dem_engine_forces(e), "forces");
-    TRY(dem_engine_boundaries(e), "boundaries");
-    TRY(dem_engine_external(e), "external");
-    TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
-  }
-  TRY(dem_engine_search(e), "search");
-  const double slots = dem_engine_last_work(e).pairs;
-  TRY(dem_engine_forces(e), "forces");
-  dem_engine_work_t pw = dem_engine_last_work(e); /* particle slots and contacts */
-  TRY(dem_engine_boundaries(e), "boundaries");
-  dem_engine_work_t ww = dem_engine_last_work(e); /* wall slots and contacts */
-  TRY(dem_engine_external(e), "external");
-  TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
-  TRY(dem_engine_profile(e, 1), "profiling");
-
-  double r_max = p->radius[0], h = 2.0 * r_max + prm.skin, candidates = 0.0;
+  double slots = 0.0, candidates = 0.0, h = 2.0 * p->radius[0] + prm.skin;
+  dem_engine_work_t pw, ww;
+  if (warm_up(e, &slots, &pw, &ww) != 0) goto done;
   for (int r = 0; r < o->reps; ++r) {
-    double c0;
-    dem_engine_kernel_seconds(e);
-    /* the engine's search bins on the host first: its CPU time is taken off below */
-    c0 = cpu_now();
-    TRY(dem_engine_search(e), "search");
-    u[T_SEARCH][r] = cpu_now() - c0;
-    t[T_SEARCH][r] = dem_engine_kernel_seconds(e);
-    size_t bad = 0;
-    double w0 = wall();
-    c0 = cpu_now();
-    if (dem_grid_build(g, p->pos, p->n + p->n_ghost, h, prm.box_lo, &bad) != 0) {
-      fprintf(stderr, "calibrate_cost: binning failed\n");
-      goto done;
-    }
-    u[T_BINNING][r] = cpu_now() - c0;
-    t[T_BINNING][r] = wall() - w0;
-    u[T_SEARCH][r] = max2(u[T_SEARCH][r] - u[T_BINNING][r], 0.0);
+    if (time_round(e, g, p, &prm, h, r, t, u) != 0) goto done;
     if (r == 0) candidates = search_candidates(g, p);
-    c0 = cpu_now();
-    TRY(dem_engine_forces(e), "forces");
-    TRY(dem_engine_pull(e, 0, 0, 0), "forces"); /* pulls nothing: launches the pending forces alone */
-    u[T_FORCES][r] = cpu_now() - c0;
-    t[T_FORCES][r] = dem_engine_kernel_seconds(e);
-    c0 = cpu_now();
-    TRY(dem_engine_boundaries(e), "boundaries"); /* nothing pending: runs alone */
-    u[T_BOUNDARIES][r] = cpu_now() - c0;
-    t[T_BOUNDARIES][r] = dem_engine_kernel_seconds(e);
-    c0 = cpu_now();
-    TRY(dem_engine_external(e), "external");
-    u[T_EXTERNAL][r] = cpu_now() - c0;
-    t[T_EXTERNAL][r] = dem_engine_kernel_seconds(e);
-    c0 = cpu_now();
-    TRY(dem_engine_forces(e), "forces");
-    TRY(dem_engine_boundaries(e), "boundaries");
-    TRY(dem_engine_external(e), "forces_all"); /* the three, fused */
-    u[T_FORCES_ALL][r] = cpu_now() - c0;
-    t[T_FORCES_ALL][r] = dem_engine_kernel_seconds(e);
-    c0 = cpu_now();
-    TRY(dem_engine_kick_drift(e, 0.0), "kick-drift");
-    u[T_KICK_DRIFT][r] = cpu_now() - c0;
-    t[T_KICK_DRIFT][r] = dem_engine_kernel_seconds(e);
   }
-
   const double n = (double)p->n;
-  outside = 0;
-  for (int k = 0; k < T_COUNT; ++k) {
-    dem_work_t w = {.kind = timed_kinds[k], .particles = n};
-    /* the wall pass over the wall list: the boundaries kernel, and the fused step's second one */
-    dem_work_t walls = {.kind = DEM_WORK_BOUNDARIES, .particles = ww.particles, .pairs = ww.pairs,
-                        .contacts = ww.contacts, .reach = n};
-    switch (k) {
-    case T_SEARCH: w.pairs = slots; break;
-    case T_BINNING: w.particles = (double)(p->n + p->n_ghost); break;
-    case T_FORCES: case T_FORCES_ALL: w.pairs = pw.pairs, w.contacts = pw.contacts; break;
-    case T_BOUNDARIES: w = walls; break;
-    default: break;
-    }
-    sim_cost_t c, cw = {0};
-    if (sim_cost_of(&w, &c) != 0 || (k == T_FORCES_ALL && walls.particles > 0.0 && sim_cost_of(&walls, &cw) != 0)) {
-      fprintf(stderr, "calibrate_cost: the cost model rejected %s\n", timed_names[k]);
-      outside = -1;
-      goto done;
-    }
-    outside += report_row(pl, pk, k, &w, &c, &cw, &ww, t[k], u[k], o);
-  }
+  outside = compare_rows(pl, pk, n, (double)(p->n + p->n_ghost), slots, pw, ww, t, u, o);
+  if (outside < 0) goto done;
   printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
          "search", candidates, SEARCH_CANDIDATES_MODEL);
   fflush(stdout);

@@ -14,6 +14,7 @@
 #include "dem/particles.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
+#include "policy/table.h"
 
 struct dem_balance {
   dem_sim_t *sim;

@@ -1,5 +1,5 @@
-/* The measures the policies and the monitor share: the imbalance lambda of a set of loads and
- * the oscillation of a run's weights (policy.h). */
+/* What the policies and the monitor share: the weights' floor and normalisation, the imbalance
+ * lambda of a set of loads and the oscillation of a run's weights (policy.h). */
 #include "policy/policy.h"
 
 #include <math.h>
@@ -25,4 +25,14 @@ double dem_balance_oscillation(const double *w, int reps, int n)
       if ((d0 > 0 && d1 < 0) || (d0 < 0 && d1 > 0)) sum += fmin(fabs(d0), fabs(d1));
     }
   return sum / ((double)n * (reps - 1));
+}
+
+void dem_policy_floor_normalise(const double *w_old, double *w_new, int n)
+{
+  double wsum = 0;
+  for (int i = 0; i < n; i++) {
+    if (w_new[i] < 0.05 * w_old[i]) w_new[i] = 0.05 * w_old[i];
+    wsum += w_new[i];
+  }
+  for (int i = 0; i < n; i++) w_new[i] *= n / wsum;
 }

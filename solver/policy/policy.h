@@ -1,11 +1,11 @@
-/* Load-balancing policies: one file each, one entry each in the table of policy.c.
+/* Load-balancing policies: one file each, one entry each in the table of table.c.
  *
  * A policy turns the last interval's measured loads into new weights (target part sizes for
  * Zoltan, normalised to sum to the number of ranks). balance.c owns the monitoring (loads,
  * lambda, when to repartition) and calls the policy at each repartition; a policy only owns
  * its arithmetic and, if it needs one, a state carried between repartitions (a smoothed
  * speed, an integral). Adding a policy: a file policy_x.c defining one dem_policy_t, and one
- * line in the table of policy.c (and its name in the run.policy key's choices). */
+ * line in the table of table.c (and its name in the run.policy key's choices). */
 #ifndef DEMSIM_POLICY_POLICY_H
 #define DEMSIM_POLICY_POLICY_H
 
@@ -42,11 +42,6 @@ typedef struct dem_policy {
 extern const dem_policy_t dem_policy_now, dem_policy_rw, dem_policy_rw5, dem_policy_ewma, dem_policy_pi,
     dem_policy_ruper;
 
-/* The policy called `name`, or NULL. */
-const dem_policy_t *dem_policy_find(const char *name);
-/* The table, NULL-terminated (help, `demsim keys`). */
-const dem_policy_t *const *dem_policy_table(void);
-
 /* Pure updates, tested against hand-computed values. All normalise w_new to sum n. */
 void dem_balance_rw(const double *w_old, const double *load, int n, double *w_new);
 /* EWMA: speed_i = w_old_i / load_i, smoothed into `speed` (alpha), w_new proportional to it.
@@ -74,7 +69,7 @@ int dem_ruper_rebalance(double lambda, double threshold, double t_res, double t_
  * [lo, hi]; unchanged (but clamped) without a previous speed (s_last <= 0). */
 long dem_ruper_next_interval(long interval, double s, double s_last, double change, long lo, long hi);
 
-/* Shared by the policies: keeps at least 5 % of the old weight (a rank more than twice as slow
+/* Shared by the policies (measures.c): keeps at least 5 % of the old weight (a rank more than twice as slow
  * as the average would otherwise get a negative weight, and nothing left to measure next
  * time), then normalises to sum n. */
 void dem_policy_floor_normalise(const double *w_old, double *w_new, int n);

@@ -8,6 +8,7 @@
 #include "scenario/scenario.h"
 #include "base/error.h"
 #include "policy/policy.h"
+#include "policy/table.h"
 #include "scenario/hostmap.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* The table of load-balancing policies (see policy.h). */
-#include "policy/policy.h"
+/* The table of load-balancing policies (see table.h and policy.h). */
+#include "policy/table.h"
 
 #include <string.h>
 
@@ -14,14 +14,4 @@ const dem_policy_t *dem_policy_find(const char *name)
   for (int i = 0; table[i]; i++)
     if (strcmp(table[i]->name, name) == 0) return table[i];
   return NULL;
-}
-
-void dem_policy_floor_normalise(const double *w_old, double *w_new, int n)
-{
-  double wsum = 0;
-  for (int i = 0; i < n; i++) {
-    if (w_new[i] < 0.05 * w_old[i]) w_new[i] = 0.05 * w_old[i];
-    wsum += w_new[i];
-  }
-  for (int i = 0; i < n; i++) w_new[i] *= n / wsum;
 }
