@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "device/engine.h"
 #include "dem/params.h"
 #include "dem/particles.h"
+#include "device/engine.h"
 
 /* the benchmark material: E = 5 MPa, nu = 0.45, e = 0.3, mu = 0.5, 2500 kg/m^3 */
 static inline dem_params_t dem_test_params(double dt, double skin)

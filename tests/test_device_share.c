@@ -24,10 +24,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "device/device.h"
-#include "device/engine.h"
 #include "dem/params.h"
 #include "dem/particles.h"
+#include "device/device.h"
+#include "device/engine.h"
 #include "physics_testing.h"
 #include "testing.h"
 

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "device/engine.h"
 #include "dem/params.h"
 #include "dem/particles.h"
+#include "device/engine.h"
 #include "physics_testing.h"
 #include "testing.h"
 

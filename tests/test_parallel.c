@@ -24,15 +24,15 @@
 #include "testing.h"
 
 #include "balance/balance.h"
-#include "device/engine.h"
-#include "domain/ghosts.h"
 #include "base/parallel.h"
 #include "dem/particles.h"
+#include "device/engine.h"
+#include "domain/ghosts.h"
 #include "domain/partition.h"
-#include "scenario/scenario.h"
+#include "policy/table.h"
 #include "run/simulation.h"
 #include "run/timestep.h"
-#include "policy/table.h"
+#include "scenario/scenario.h"
 
 #define TOL 1e-10
 

@@ -12,9 +12,9 @@
 #include "balance/balance.h"
 #include "base/parallel.h"
 #include "dem/particles.h"
-#include "scenario/scenario.h"
 #include "run/simulation.h"
 #include "run/timestep.h"
+#include "scenario/scenario.h"
 
 static void test_slower_container_gets_fewer(void)
 {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dem/particles.h"
 #include "base/share.h"
+#include "dem/particles.h"
 #include "testing.h"
 
 /* fills every field of particle i with values derived from (i, field) */

@@ -13,11 +13,11 @@
 
 #include "balance/balance.h"
 #include "base/clock.h"
-#include "policy/policy.h"
-#include "scenario/scenario.h"
-#include "run/simulation.h"
 #include "base/timers.h"
+#include "policy/policy.h"
+#include "run/simulation.h"
 #include "run/timestep.h"
+#include "scenario/scenario.h"
 
 static void test_targets(void)
 {

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scenario/packing.h"
 #include "dem/particles.h"
+#include "scenario/packing.h"
 #include "scenario/scenario.h"
 #include "testing.h"
 

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/engine.h"
 #include "dem/grid.h"
 #include "dem/params.h"
 #include "dem/particles.h"
 #include "dem/physics_ref.h"
+#include "device/engine.h"
 #include "physics_testing.h"
 #include "testing.h"
 

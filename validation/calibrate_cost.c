@@ -35,11 +35,11 @@
 
 #include "base/clock.h"
 #include "cost.h"
-#include "device/engine.h"
 #include "dem/grid.h"
 #include "dem/params.h"
 #include "dem/particles.h"
 #include "dem/physics_ref.h"
+#include "device/engine.h"
 #include "physics_testing.h"
 
 #define MAX_SIZES 8

@@ -12,9 +12,9 @@
 #include "balance/monitor.h"
 #include "base/parallel.h"
 #include "dem/particles.h"
+#include "policy/table.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
-#include "policy/table.h"
 
 struct dem_balance {
   dem_sim_t *sim;

@@ -51,9 +51,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/share.h"
 #include "dem/grid.h"
 #include "dem/particles.h"
-#include "base/share.h"
 
 extern const char dem_kernel_source[];
 extern const size_t dem_kernel_source_len;

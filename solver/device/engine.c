@@ -41,11 +41,11 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "device/device.h"
 #include "dem/grid.h"
 #include "dem/params.h"
 #include "dem/particles.h"
 #include "dem/physics_ref.h"
+#include "device/device.h"
 #include "device/remote.h"
 
 enum { DEM_PENDING_FORCES = 1, DEM_PENDING_BOUNDARIES = 2 };

@@ -29,8 +29,8 @@
  * between registrations is kept to what every step needs: the exchange buffers hold exactly
  * the step's 9 doubles per particle (the registration's 11 only while it runs), and the
  * registration's scratch (destination pairs, the border permutation) is freed when it ends. */
-#include "domain/ghosts.h"
 #include "base/error.h"
+#include "domain/ghosts.h"
 
 #include <float.h>
 #include <stdarg.h>
@@ -39,13 +39,13 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "device/engine.h"
-#include "dem/grid.h"
 #include "base/parallel.h"
+#include "base/timers.h"
+#include "dem/grid.h"
 #include "dem/particles.h"
+#include "device/engine.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
-#include "base/timers.h"
 
 enum { TAG_REGISTER = 31, TAG_STATE = 32, TAG_CANDIDATE = 33, TAG_ANSWER = 34 };
 enum { REG_DOUBLES = 11,   /* id, radius, pos[3], vel[3], omega[3] */

@@ -43,8 +43,8 @@
  * application's ranks (dem_parallel_comm: without the device servers, if any). Every MPI call
  * lives in parallel.c.
  * Zoltan is only created with more than one rank: a serial run has nothing to partition. */
-#include "domain/partition.h"
 #include "base/error.h"
+#include "domain/partition.h"
 
 #include <float.h>
 #include <math.h>
@@ -57,10 +57,10 @@
 
 #include "balance/balance.h"
 #include "base/clock.h"
-#include "device/engine.h"
-#include "domain/ghosts.h"
 #include "base/parallel.h"
 #include "dem/particles.h"
+#include "device/engine.h"
+#include "domain/ghosts.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
 

@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include "balance/balance.h"
-#include "device/engine.h"
-#include "failure/failure.h"
-#include "io/output.h"
 #include "base/clock.h"
 #include "base/parallel.h"
 #include "dem/particles.h"
+#include "device/engine.h"
+#include "failure/failure.h"
+#include "io/output.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
 

@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "balance/balance.h"
-#include "domain/ghosts.h"
 #include "base/clock.h"
 #include "base/parallel.h"
 #include "dem/particles.h"
+#include "domain/ghosts.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
 

@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
-#include "io/output.h"
 #include "base/error.h"
+#include "io/output.h"
 
 #include <hdf5.h>
 #include <stdarg.h>

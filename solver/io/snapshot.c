@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/output.h"
 #include "base/parallel.h"
 #include "dem/particles.h"
+#include "io/output.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
 

@@ -11,8 +11,8 @@
 
 #include "balance/balance.h"
 #include "base/clock.h"
-#include "domain/partition.h"
 #include "device/engine.h"
+#include "domain/partition.h"
 #include "failure/failure.h"
 #include "io/probe_record.h"
 #include "scenario/scenario.h"

@@ -1,6 +1,6 @@
 /* Command-line parsing with getopt_long: every option is in `options[]` and in the help. */
-#include "run/cli.h"
 #include "base/error.h"
+#include "run/cli.h"
 
 #include <errno.h>
 #include <getopt.h>

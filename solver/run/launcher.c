@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "base/files.h"
-#include "run/cli.h"
 #include "failure/failure_log.h"
-#include "run/probe.h"
+#include "run/cli.h"
 #include "run/placement.h"
+#include "run/probe.h"
 #include "scenario/hostmap.h"
 #include "scenario/scenario.h"
 #ifdef DEMSIM_SMPI

@@ -33,10 +33,10 @@
 #include <unistd.h>
 
 #include "base/files.h"
-#include "run/cli.h"
-#include "scenario/hostmap.h"
 #include "base/parallel.h"
 #include "io/summary.h"
+#include "run/cli.h"
+#include "scenario/hostmap.h"
 
 extern char **environ;
 

@@ -1,9 +1,9 @@
 /* Set-up, loop and closing outputs of a run (see simulation.h). */
 #define _GNU_SOURCE
-#include "run/simulation.h"
-#include "base/files.h"
-#include "scenario/hostmap.h"
 #include "base/error.h"
+#include "base/files.h"
+#include "run/simulation.h"
+#include "scenario/hostmap.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,24 +14,24 @@
 #include <unistd.h>
 
 #include "balance/balance.h"
-#include "io/checkpoint.h"
-#include "run/cli.h"
 #include "base/clock.h"
+#include "base/parallel.h"
+#include "base/progress.h"
+#include "dem/particles.h"
 #include "device/engine.h"
-#include "failure/failure.h"
 #include "domain/ghosts.h"
+#include "domain/partition.h"
+#include "failure/failure.h"
+#include "io/checkpoint.h"
 #include "io/metrics.h"
 #include "io/output.h"
-#include "scenario/packing.h"
-#include "base/parallel.h"
-#include "dem/particles.h"
-#include "domain/partition.h"
-#include "base/progress.h"
-#include "run/safety.h"
 #include "io/snapshot.h"
-#include "scenario/scenario.h"
 #include "io/summary.h"
+#include "run/cli.h"
+#include "run/safety.h"
 #include "run/timestep.h"
+#include "scenario/packing.h"
+#include "scenario/scenario.h"
 
 
 

@@ -17,8 +17,8 @@
 #include "balance/balance.h"
 #include "device/engine.h"
 #include "domain/ghosts.h"
-#include "io/metrics.h"
 #include "domain/partition.h"
+#include "io/metrics.h"
 #include "scenario/state.h"
 
 #define TRY(call, what)                                                                          \

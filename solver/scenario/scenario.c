@@ -5,11 +5,11 @@
  * one up in the table, so an unknown or misspelt key is an error instead of being ignored;
  * `--set a.b=v` goes through the same table. Two keys are not scalars: `platform.hosts` (a
  * list of container names) and `stress` (a list of groups); they have their own readers. */
-#include "scenario/scenario.h"
 #include "base/error.h"
 #include "policy/policy.h"
 #include "policy/table.h"
 #include "scenario/hostmap.h"
+#include "scenario/scenario.h"
 
 #include <errno.h>
 #include <libconfig.h>
