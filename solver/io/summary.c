@@ -5,11 +5,13 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "balance/balance.h"
+#include "base/error.h"
 #include "base/clock.h"
 #include "device/engine.h"
 #include "domain/partition.h"
@@ -17,6 +19,20 @@
 #include "io/probe_record.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
+
+/* An object or array from a jansson pack format (json_pack: "s:f" a real, "s:I" an integer as
+ * json_int_t, "s:s" a string, "s:o" a value it takes); NULL, with the reason on stderr, when
+ * the format and the values disagree (a bug: the tests read every key back). */
+static json_t *pack(const char *fmt, ...)
+{
+  va_list ap;
+  json_error_t je;
+  va_start(ap, fmt);
+  json_t *v = json_vpack_ex(&je, 0, fmt, ap);
+  va_end(ap);
+  if (!v) fprintf(stderr, "demsim: summary.c: %s (%s)\n", je.text, fmt);
+  return v;
+}
 
 /* The run's time with its lost containers (failure.h): the parts sum to the total. */
 static json_t *failure_json(const dem_sim_t *sim)
@@ -26,13 +42,9 @@ static json_t *failure_json(const dem_sim_t *sim)
   json_t *o = json_object(), *losses = json_array();
   for (int i = 0; i < a.log->n_losses; i++) {
     const dem_failure_loss_t *l = &a.log->loss[i];
-    json_t *e = json_object();
-    json_object_set_new(e, "host", json_string(l->host));
-    json_object_set_new(e, "at_s", json_real(l->at));
-    json_object_set_new(e, "step", json_integer(l->step));
-    json_object_set_new(e, "restarted_from_step", json_integer(l->checkpoint_step));
-    json_object_set_new(e, "recompute_s", json_real(l->at - l->kept_until));
-    json_array_append_new(losses, e);
+    json_array_append_new(losses, pack("{s:s, s:f, s:I, s:I, s:f}", "host", l->host, "at_s", l->at, "step",
+                                       (json_int_t)l->step, "restarted_from_step", (json_int_t)l->checkpoint_step,
+                                       "recompute_s", l->at - l->kept_until));
   }
   json_object_set_new(o, "losses", losses);
 #ifdef DEMSIM_SMPI
@@ -69,18 +81,14 @@ static void partitioner_fields(json_t *o, const dem_sim_t *sim, const dem_summar
     if (e->repartitions > reps) reps = e->repartitions;
   }
   double n = (double)sim->ranks;
-  json_object_set_new(o, "partitioner", json_string(sim->partition ? dem_partition_name(sim->partition) : sim->sc->partitioner));
-  json_object_set_new(o, "ghosts_per_rank_per_step", json_real(g / n));
-  json_object_set_new(o, "ghost_bytes_per_rank_per_step", json_real(gb / n));
-  json_object_set_new(o, "ghost_bytes_per_rank_per_step_max", json_real(gb_max));
-  /* each crossing pair is a slot on both sides */
-  json_object_set_new(o, "edge_cut", json_real(cut / 2.0));
-  json_object_set_new(o, "edge_cut_fraction", json_real(pairs > 0 ? cut / pairs : 0.0));
-  json_object_set_new(o, "migration_particles_per_repartition", json_real(reps > 0 ? sp / reps : 0.0));
-  json_object_set_new(o, "migration_bytes_per_repartition", json_real(reps > 0 ? sb / reps : 0.0));
-  json_object_set_new(o, "partition_s", json_real(pt));
-  json_object_set_new(o, "migration_s", json_real(mt));
-  json_object_set_new(o, "wall_partition_s", json_real(wall));
+  /* each crossing pair is a slot on both sides: the edge cut is half the cut slots */
+  json_object_update_new(o, pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "partitioner",
+                             sim->partition ? dem_partition_name(sim->partition) : sim->sc->partitioner,
+                             "ghosts_per_rank_per_step", g / n, "ghost_bytes_per_rank_per_step", gb / n,
+                             "ghost_bytes_per_rank_per_step_max", gb_max, "edge_cut", cut / 2.0, "edge_cut_fraction",
+                             pairs > 0 ? cut / pairs : 0.0, "migration_particles_per_repartition",
+                             reps > 0 ? sp / reps : 0.0, "migration_bytes_per_repartition", reps > 0 ? sb / reps : 0.0,
+                             "partition_s", pt, "migration_s", mt, "wall_partition_s", wall));
 }
 
 /* Two or more sites (platform.sites): what crossed between them, sent bytes summed over the
@@ -99,7 +107,7 @@ static json_t *sites_json(const dem_sim_t *sim, const dem_summary_rank_t *ranks)
     if (sc->site[r] + 1 > n_sites) n_sites = sc->site[r] + 1;
   }
   double steps = sim->step > 0 ? (double)sim->step : 1.0;
-  json_t *o = json_object(), *per = json_array(), *share = json_array();
+  json_t *per = json_array(), *share = json_array();
   const double *w = dem_balance_weights(sim->balance);
   for (int k = 0; k < n_sites; k++) {
     int count = 0;
@@ -112,17 +120,11 @@ static json_t *sites_json(const dem_sim_t *sim, const dem_summary_rank_t *ranks)
     json_array_append_new(per, json_integer(count));
     json_array_append_new(share, json_real(sum / sim->ranks));
   }
-  json_object_set_new(o, "sites", json_integer(n_sites));
-  json_object_set_new(o, "ranks_per_site", per);
-  json_object_set_new(o, "final_weight_share", share);
-  json_object_set_new(o, "site_threshold_percent", json_real(sc->site_threshold));
-  json_object_set_new(o, "site_moves", json_integer(dem_balance_site_moves(sim->balance)));
-  json_object_set_new(o, "wan_bytes_per_step", json_real((ghost + mig) / steps));
-  json_object_set_new(o, "wan_ghost_state_bytes_per_step", json_real(state / steps));
-  json_object_set_new(o, "wan_ghost_registration_bytes", json_real(ghost - state));
-  json_object_set_new(o, "wan_migration_bytes", json_real(mig));
-  json_object_set_new(o, "migration_bytes", json_real(mig_all));
-  return o;
+  return pack("{s:I, s:o, s:o, s:f, s:I, s:f, s:f, s:f, s:f, s:f}", "sites", (json_int_t)n_sites, "ranks_per_site",
+              per, "final_weight_share", share, "site_threshold_percent", sc->site_threshold, "site_moves",
+              (json_int_t)dem_balance_site_moves(sim->balance), "wan_bytes_per_step", (ghost + mig) / steps,
+              "wan_ghost_state_bytes_per_step", state / steps, "wan_ghost_registration_bytes", ghost - state,
+              "wan_migration_bytes", mig, "migration_bytes", mig_all);
 }
 
 int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_rank_t *ranks, char *err,
@@ -132,38 +134,28 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   double sim_s = sim->sim_loop_end - sim->sim_loop_start;
   double wall_loop = sim->wall_loop_end - sim->wall_loop_start;
   double psteps = (double)sim->total_particles * (double)sim->step;
-  json_t *o = json_object();
-  json_object_set_new(o, "scenario", json_string(sc->name));
-  json_object_set_new(o, "scenario_file", json_string(sc->file));
 #ifdef DEMSIM_SMPI
-  json_object_set_new(o, "build", json_string("smpi"));
+  const char *build = "smpi";
 #else
-  json_object_set_new(o, "build", json_string("native"));
+  const char *build = "native";
 #endif
-  json_object_set_new(o, "device", json_string(dem_engine_device_name(sim->engine)));
-  json_object_set_new(o, "particles", json_integer(sim->total_particles));
-  json_object_set_new(o, "steps", json_integer(sim->step));
-  json_object_set_new(o, "ranks", json_integer(sim->ranks));
-  json_object_set_new(o, "dt_s", json_real(sim->prm.dt));
-  json_object_set_new(o, "physical_time_s", json_real(sim->prm.dt * (double)sim->step));
-  json_object_set_new(o, "wall_s", json_real(dem_clock_wall() - sim->wall_start));
-  json_object_set_new(o, "wall_loop_s", json_real(wall_loop));
-  json_object_set_new(o, "sim_time_s", json_real(sim_s));
-  json_object_set_new(o, "particle_steps_per_s", json_real(sim_s > 0 ? psteps / sim_s : 0.0));
-  json_object_set_new(o, "wall_particle_steps_per_s", json_real(wall_loop > 0 ? psteps / wall_loop : 0.0));
-  json_object_set_new(o, "particles_start", json_integer(sim->particles_start));
-  json_object_set_new(o, "particles_end", json_integer(sim->particles_end));
-  json_object_set_new(o, "kinetic_energy_start_J", json_real(sim->ke_start));
-  json_object_set_new(o, "kinetic_energy_end_J", json_real(sim->ke_end));
-  json_object_set_new(o, "restarted_from_step", json_integer(sim->restart_step));
-  json_object_set_new(o, "contact_searches", json_integer(sim->searches));
-  json_object_set_new(o, "policy", json_string(dem_balance_policy_name(sim->balance)));
-  json_object_set_new(o, "repartitions", json_integer(sim->repartitions));
-  json_object_set_new(o, "speed_reports", json_integer(dem_balance_reports(sim->balance)));
-  json_object_set_new(o, "lambda_max_percent", json_real(sim->lambda_max));
-  json_object_set_new(o, "lambda_final_percent", json_real(sim->lambda_last));
-  /* damping: balance.h defines the metric */
-  json_object_set_new(o, "weight_oscillation", json_real(dem_balance_weight_oscillation(sim->balance)));
+  /* weight_oscillation: the damping metric (policy.h defines it) */
+  json_t *o = pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:I, s:I, "
+                   "s:s, s:I, s:I, s:f, s:f, s:f}",
+                   "scenario", sc->name, "scenario_file", sc->file, "build", build, "device",
+                   dem_engine_device_name(sim->engine), "particles", (json_int_t)sim->total_particles, "steps",
+                   (json_int_t)sim->step, "ranks", (json_int_t)sim->ranks, "dt_s", sim->prm.dt, "physical_time_s",
+                   sim->prm.dt * (double)sim->step, "wall_s", dem_clock_wall() - sim->wall_start, "wall_loop_s",
+                   wall_loop, "sim_time_s", sim_s, "particle_steps_per_s", sim_s > 0 ? psteps / sim_s : 0.0,
+                   "wall_particle_steps_per_s", wall_loop > 0 ? psteps / wall_loop : 0.0, "particles_start",
+                   (json_int_t)sim->particles_start, "particles_end", (json_int_t)sim->particles_end,
+                   "kinetic_energy_start_J", sim->ke_start, "kinetic_energy_end_J", sim->ke_end,
+                   "restarted_from_step", (json_int_t)sim->restart_step, "contact_searches", (json_int_t)sim->searches,
+                   "policy", dem_balance_policy_name(sim->balance), "repartitions", (json_int_t)sim->repartitions,
+                   "speed_reports", (json_int_t)dem_balance_reports(sim->balance), "lambda_max_percent",
+                   sim->lambda_max, "lambda_final_percent", sim->lambda_last, "weight_oscillation",
+                   dem_balance_weight_oscillation(sim->balance));
+  if (!o) return dem_fail(err, errlen, "%s: cannot build its JSON", path);
   int n_after;
   const double *after = dem_balance_lambda_after(sim->balance, &n_after);
   json_t *la = json_array();
@@ -181,25 +173,15 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   json_object_set_new(o, "rank0_timers_s", timers);
   json_t *per = json_array();
   for (int r = 0; r < sim->ranks; r++) {
-    json_t *e = json_object();
-    json_object_set_new(e, "rank", json_integer(ranks[r].rank));
-    json_object_set_new(e, "host", json_string(ranks[r].host));
-    json_object_set_new(e, "processor", json_string(ranks[r].processor));
-    json_object_set_new(e, "cpus", json_string(ranks[r].cpus));
-    json_object_set_new(e, "load_s", json_real(ranks[r].load_s));
-    json_object_set_new(e, "wait_s", json_real(ranks[r].wait_s));
-    json_object_set_new(e, "comm_s", json_real(ranks[r].comm_s));
-    json_object_set_new(e, "weight", json_real(ranks[r].weight));
-    json_object_set_new(e, "particles", json_integer(ranks[r].particles));
-    json_object_set_new(e, "ghosts", json_integer(ranks[r].ghosts));
-    json_object_set_new(e, "ghosts_per_step", json_real(ranks[r].ghosts_per_step));
-    json_object_set_new(e, "ghost_bytes_per_step", json_real(ranks[r].ghost_bytes_per_step));
-    json_object_set_new(e, "edge_cut_slots", json_real(ranks[r].cut_slots));
-    json_object_set_new(e, "migrated_particles", json_real(ranks[r].sent_particles));
-    json_object_set_new(e, "migrated_bytes", json_real(ranks[r].sent_bytes));
-    json_object_set_new(e, "partition_s", json_real(ranks[r].partition_s));
-    json_object_set_new(e, "migrate_s", json_real(ranks[r].migrate_s));
-    json_array_append_new(per, e);
+    const dem_summary_rank_t *e = &ranks[r];
+    json_array_append_new(per, pack("{s:I, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+                                    "rank", (json_int_t)e->rank, "host", e->host, "processor", e->processor, "cpus",
+                                    e->cpus, "load_s", e->load_s, "wait_s", e->wait_s, "comm_s", e->comm_s, "weight",
+                                    e->weight, "particles", (json_int_t)e->particles, "ghosts", (json_int_t)e->ghosts,
+                                    "ghosts_per_step", e->ghosts_per_step, "ghost_bytes_per_step",
+                                    e->ghost_bytes_per_step, "edge_cut_slots", e->cut_slots, "migrated_particles",
+                                    e->sent_particles, "migrated_bytes", e->sent_bytes, "partition_s", e->partition_s,
+                                    "migrate_s", e->migrate_s));
   }
   json_object_set_new(o, "per_rank", per);
   json_t *failure = failure_json(sim);
@@ -247,46 +229,34 @@ static json_t *probe_cl_devices(const dem_probe_node_t *nd)
   json_t *a = json_array();
   for (int i = 0; i < nd->n_cl && i < DEM_PROBE_MAX_CL; i++) {
     const dem_device_info_t *d = &nd->cl[i];
-    json_t *e = json_object();
-    json_object_set_new(e, "platform", json_string(d->platform));
-    json_object_set_new(e, "name", json_string(d->name));
-    json_object_set_new(e, "type", json_string(d->type));
-    json_object_set_new(e, "compute_units", json_integer(d->compute_units));
-    json_object_set_new(e, "global_mem_bytes", count_or_null(d->global_mem_bytes));
-    json_object_set_new(e, "max_clock_mhz", count_or_null(d->max_clock_mhz));
-    json_array_append_new(a, e);
+    json_array_append_new(a, pack("{s:s, s:s, s:s, s:I, s:o, s:o}", "platform", d->platform, "name", d->name, "type",
+                                  d->type, "compute_units", (json_int_t)d->compute_units, "global_mem_bytes",
+                                  count_or_null(d->global_mem_bytes), "max_clock_mhz",
+                                  count_or_null(d->max_clock_mhz)));
   }
   return a;
 }
 
 char *dem_summary_probe_node(const dem_probe_node_t *nd)
 {
-  json_t *o = json_object();
-  json_object_set_new(o, "name", json_string(nd->name));
-  json_object_set_new(o, "cores", json_integer(nd->cores));
-  json_object_set_new(o, "cpu_model", json_string(nd->cpu_model));
-  json_object_set_new(o, "llc_bytes", count_or_null(nd->llc_bytes));
-  json_object_set_new(o, "mem_bytes", count_or_null(nd->mem_bytes));
-  json_object_set_new(o, "triad_1core_Bps", real_or_null(nd->triad_1core_Bps));
-  json_object_set_new(o, "triad_allcore_Bps", real_or_null(nd->triad_allcore_Bps));
-  json_object_set_new(o, "triad_1core_stressed_Bps", real_or_null(nd->triad_stressed_Bps));
-  json_object_set_new(o, "stress", nd->stress[0] ? json_string(nd->stress) : json_null());
-  if (nd->stress_skipped[0]) json_object_set_new(o, "stress_skipped", json_string(nd->stress_skipped));
-  json_object_set_new(o, "gather_1core_Bps", real_or_null(nd->gather_1core_Bps));
-  json_object_set_new(o, "lattice_1core_Bps", real_or_null(nd->lattice_1core_Bps));
-  json_object_set_new(o, "streams_1core_Bps", real_or_null(nd->streams_1core_Bps));
-  json_object_set_new(o, "flops_peak_1core", real_or_null(nd->flops_peak_1core));
-  json_object_set_new(o, "scalar_flops_1core", real_or_null(nd->scalar_flops_1core));
-  json_object_set_new(o, "vector_lanes", count_or_null(nd->vector_lanes));
-  json_object_set_new(o, "divider_1core", real_or_null(nd->divider_1core));
+  /* "s?": null for NULL; "s*": the key left out for NULL */
+  json_t *o = pack("{s:s, s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:s?, s:s*, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
+                   nd->name, "cores", (json_int_t)nd->cores, "cpu_model", nd->cpu_model, "llc_bytes",
+                   count_or_null(nd->llc_bytes), "mem_bytes", count_or_null(nd->mem_bytes), "triad_1core_Bps",
+                   real_or_null(nd->triad_1core_Bps), "triad_allcore_Bps", real_or_null(nd->triad_allcore_Bps),
+                   "triad_1core_stressed_Bps", real_or_null(nd->triad_stressed_Bps), "stress",
+                   nd->stress[0] ? nd->stress : NULL, "stress_skipped", nd->stress_skipped[0] ? nd->stress_skipped : NULL,
+                   "gather_1core_Bps", real_or_null(nd->gather_1core_Bps), "lattice_1core_Bps",
+                   real_or_null(nd->lattice_1core_Bps), "streams_1core_Bps", real_or_null(nd->streams_1core_Bps),
+                   "flops_peak_1core", real_or_null(nd->flops_peak_1core), "scalar_flops_1core",
+                   real_or_null(nd->scalar_flops_1core), "vector_lanes", count_or_null(nd->vector_lanes),
+                   "divider_1core", real_or_null(nd->divider_1core));
+  if (!o) return NULL;
   json_t *k = json_array();
-  for (int i = 0; i < nd->n_kernel; i++) {
-    json_t *e = json_object();
-    json_object_set_new(e, "cores", json_integer(nd->kernel[i].cores));
-    json_object_set_new(e, "particle_steps_per_s", real_or_null(nd->kernel[i].particle_steps_per_s));
-    json_object_set_new(e, "loop_s", real_or_null(nd->kernel[i].loop_s));
-    json_array_append_new(k, e);
-  }
+  for (int i = 0; i < nd->n_kernel; i++)
+    json_array_append_new(k, pack("{s:I, s:o, s:o}", "cores", (json_int_t)nd->kernel[i].cores, "particle_steps_per_s",
+                                  real_or_null(nd->kernel[i].particle_steps_per_s), "loop_s",
+                                  real_or_null(nd->kernel[i].loop_s)));
   json_object_set_new(o, "kernel_rate", k);
   json_object_set_new(o, "opencl_devices", probe_cl_devices(nd));
   json_t *c = json_array();
@@ -327,39 +297,26 @@ static json_t *probe_pairs(const dem_probe_report_t *r)
   const double *t = r->one_way_s;
   for (int a = 0; a < r->ranks; a++)
     for (int b = a + 1; b < r->ranks; b++, t += DEM_PROBE_SIZES) {
-      json_t *e = json_object(), *sizes = json_array();
-      json_object_set_new(e, "rank_a", json_integer(a));
-      json_object_set_new(e, "rank_b", json_integer(b));
-      json_object_set_new(e, "node_a", json_string(name[a]));
-      json_object_set_new(e, "node_b", json_string(name[b]));
-      json_object_set_new(e, "same_node", json_boolean(r->leader[a] == r->leader[b]));
-      for (int s = 0; s < DEM_PROBE_SIZES; s++) {
-        json_t *z = json_object();
-        json_object_set_new(z, "bytes", json_integer(r->sizes[s]));
-        json_object_set_new(z, "one_way_s", real_or_null(t[s]));
-        json_array_append_new(sizes, z);
-      }
-      json_object_set_new(e, "sizes", sizes);
-      json_object_set_new(e, "latency_s", real_or_null(t[0]));
+      json_t *sizes = json_array();
+      for (int s = 0; s < DEM_PROBE_SIZES; s++)
+        json_array_append_new(sizes, pack("{s:I, s:o}", "bytes", (json_int_t)r->sizes[s], "one_way_s", real_or_null(t[s])));
       double big = t[DEM_PROBE_SIZES - 1];
-      json_object_set_new(e, "bandwidth_Bps", real_or_null(big > 0 ? (double)r->sizes[DEM_PROBE_SIZES - 1] / big : NAN));
-      json_array_append_new(pairs, e);
+      json_array_append_new(pairs, pack("{s:I, s:I, s:s, s:s, s:b, s:o, s:o, s:o}", "rank_a", (json_int_t)a, "rank_b",
+                                        (json_int_t)b, "node_a", name[a], "node_b", name[b], "same_node",
+                                        r->leader[a] == r->leader[b], "sizes", sizes, "latency_s", real_or_null(t[0]),
+                                        "bandwidth_Bps",
+                                        real_or_null(big > 0 ? (double)r->sizes[DEM_PROBE_SIZES - 1] / big : NAN)));
     }
   return pairs;
 }
 
 int dem_summary_probe_write(const char *path, const dem_probe_report_t *r, char *err, size_t errlen)
 {
-  json_t *o = json_object(), *opts = json_object(), *nodes = json_array();
-  json_object_set_new(o, "format", json_string("demsim-probe-1"));
-  json_object_set_new(o, "date", json_string(r->date));
-  json_object_set_new(o, "command", json_string(r->command));
-  json_object_set_new(o, "demsim", json_string("0.1"));
-  json_object_set_new(opts, "particles", json_integer(r->particles));
-  json_object_set_new(opts, "steps", json_integer(r->steps));
-  json_object_set_new(opts, "quick", json_boolean(r->quick));
-  json_object_set_new(o, "options", opts);
-  json_object_set_new(o, "nodes", nodes);
+  json_t *nodes = json_array();
+  json_t *o = pack("{s:s, s:s, s:s, s:s, s:{s:I, s:I, s:b}, s:o}", "format", "demsim-probe-1", "date", r->date, "command",
+                   r->command, "demsim", "0.1", "options", "particles", (json_int_t)r->particles, "steps",
+                   (json_int_t)r->steps, "quick", r->quick, "nodes", nodes);
+  if (!o) return dem_fail(err, errlen, "%s: cannot build its JSON", path);
   if (probe_nodes(r, nodes, err, errlen)) {
     json_decref(o);
     return -1;
