@@ -251,12 +251,22 @@ static int store_string(dem_scenario_t *s, const key_def_t *k, const char *v, co
   return 0;
 }
 
-static int read_hosts(dem_scenario_t *s, config_setting_t *set, const char *where, char *err, size_t errlen)
+/* The length of the list under `key` (an array or a list, at most DEM_MAX_HOSTS entries), or -1
+ * with a message: `expected` says what the list holds. */
+static int host_list_length(config_setting_t *set, const char *key, const char *expected, const char *where, char *err,
+                            size_t errlen)
 {
   if (config_setting_type(set) != CONFIG_TYPE_ARRAY && config_setting_type(set) != CONFIG_TYPE_LIST)
-    return dem_fail(err, errlen, "%s: key 'platform.hosts': expected a list of host names [\"a\", \"b\"]", where);
+    return dem_fail(err, errlen, "%s: key '%s': expected a list of %s", where, key, expected);
   int n = config_setting_length(set);
-  if (n > DEM_MAX_HOSTS) return dem_fail(err, errlen, "%s: key 'platform.hosts': at most %d hosts", where, DEM_MAX_HOSTS);
+  if (n > DEM_MAX_HOSTS) return dem_fail(err, errlen, "%s: key '%s': at most %d entries", where, key, DEM_MAX_HOSTS);
+  return n;
+}
+
+static int read_hosts(dem_scenario_t *s, config_setting_t *set, const char *where, char *err, size_t errlen)
+{
+  int n = host_list_length(set, "platform.hosts", "host names [\"a\", \"b\"]", where, err, errlen);
+  if (n < 0) return -1;
   for (int i = 0; i < n; i++) {
     const char *h = config_setting_get_string_elem(set, i);
     if (!h || !*h || strlen(h) >= DEM_NAME_MAX)
@@ -331,10 +341,8 @@ static int read_stress(dem_scenario_t *s, config_setting_t *set, const char *fil
 
 static int read_sites(dem_scenario_t *s, config_setting_t *set, const char *where, char *err, size_t errlen)
 {
-  if (config_setting_type(set) != CONFIG_TYPE_ARRAY && config_setting_type(set) != CONFIG_TYPE_LIST)
-    return dem_fail(err, errlen, "%s: key 'platform.sites': expected a list of site numbers [0, 0, 1]", where);
-  int n = config_setting_length(set);
-  if (n > DEM_MAX_HOSTS) return dem_fail(err, errlen, "%s: key 'platform.sites': at most %d entries", where, DEM_MAX_HOSTS);
+  int n = host_list_length(set, "platform.sites", "site numbers [0, 0, 1]", where, err, errlen);
+  if (n < 0) return -1;
   for (int i = 0; i < n; i++) {
     config_setting_t *e = config_setting_get_elem(set, (unsigned)i);
     if (config_setting_type(e) != CONFIG_TYPE_INT || config_setting_get_int(e) < 0 ||
