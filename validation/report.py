@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 import figures as F
+import report_summary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -380,6 +381,7 @@ def write(out, data, figs, meta, hw=None, sens=None, meas=None):
              f"`validation/run_validation.py --scale {sc['name']}{' --hardware' if hw else ''}` "
              f"(`--publish` copies the report and figures to validation/).")
     L.append("")
+    L += report_summary.summary_table(obs)
     L.append("## Scale")
     L.append("")
     k = meta["scale_factor"]
