@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Runs a set of scenarios x policies, in parallel on the local cores, and collects one CSV.
+
+    validation/study/sweep.py scenarios/case5-stress*.cfg --policies NOW RW RW5 --out out/sweep-case5 \
+        [-j 2] [--demsim build/smpi/demsim] [-- extra demsim options, e.g. --particles 20000 --steps 2000]
+    validation/study/sweep.py ... --slurm sweep.sbatch   # write a Slurm job array instead of running
+
+The CSV (OUT/sweep.csv) has one row per run: scenario, policy, total simulated time, wall time,
+lambda max/final, repartitions, and the gain of the policy over NOW for the same scenario
+(gain_percent = (T_NOW - T) / T_NOW * 100). Each run's own outputs are in OUT/<scenario>-<policy>/.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+
+
+def run_one(demsim, scenario, policy, outdir, extra):
+    name = os.path.splitext(os.path.basename(scenario))[0]
+    rundir = os.path.join(outdir, f"{name}-{policy}")
+    cmd = [demsim, "run", scenario, "--policy", policy, "--out", rundir, "--quiet"] + extra
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wall = time.time() - t0
+    os.makedirs(rundir, exist_ok=True)
+    with open(os.path.join(rundir, "demsim.log"), "w") as f:
+        f.write(" ".join(shlex.quote(c) for c in cmd) + "\n" + p.stdout)
+    row = {"scenario": name, "policy": policy, "status": p.returncode, "wall_s": round(wall, 3)}
+    summary = os.path.join(rundir, "summary.json")
+    if p.returncode == 0 and os.path.exists(summary):
+        with open(summary) as f:
+            s = json.load(f)
+        row.update({k: s.get(k) for k in ("particles", "steps", "ranks", "sim_time_s", "lambda_max_percent",
+                                          "lambda_final_percent", "repartitions")})
+    return row
+
+
+def run_or_reuse(demsim, scenario, policy, outdir, extra, resume=False):
+    """run_one's run in outdir/<scenario>-<policy>/ (or, with resume, the one already there): its
+    summary.json as a dict, or None when it failed."""
+    name = os.path.splitext(os.path.basename(scenario))[0]
+    path = os.path.join(outdir, f"{name}-{policy}", "summary.json")
+    if not (resume and os.path.exists(path)):
+        if run_one(demsim, scenario, policy, outdir, extra)["status"] != 0:
+            return None
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def study_args(doc, scales, default_out):
+    """The command line every study script shares: --scale, --out, --demsim, -j, --resume,
+    --commit; checked (exit 2 with the option named)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", choices=sorted(scales), default="tiny")
+    ap.add_argument("--out", default=os.path.join(TOP, "out", default_out))
+    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
+    ap.add_argument("-j", type=int, default=1, help="runs in parallel (default 1)")
+    ap.add_argument("--resume", action="store_true", help="reuse the runs DIR already holds (their summary.json)")
+    ap.add_argument("--commit", help="the commit the runs' build was made from (named in the report)")
+    a = ap.parse_args()
+    if a.j < 1:
+        ap.error("-j: expected at least 1")
+    if not os.access(a.demsim, os.X_OK):
+        ap.error(f"--demsim {a.demsim}: not an executable (build the SMPI preset first)")
+    os.makedirs(a.out, exist_ok=True)
+    return a
+
+
+def run_jobs(a, todo, run_job, label):
+    """Runs todo (tuples whose [1] is the run's name) through run_job(demsim, out, job, resume) ->
+    (key, result or None), a.j at a time, printing each; returns ({key: result}, failures)."""
+    res, failed = {}, 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.j) as ex:
+        for i, (key, r) in enumerate(ex.map(lambda j: run_job(a.demsim, a.out, j, a.resume), todo)):
+            res[key] = r
+            failed += r is None
+            print(f"{label}: {i + 1}/{len(todo)} {todo[i][1]}: " + (f"{r['time']:.4g} s" if r else "FAILED"), flush=True)
+    return res, failed
+
+
+def split_extra(argv):
+    """(the script's own arguments, the demsim options after `--`)."""
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def main():
+    argv, extra = split_extra(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenarios", nargs="+")
+    ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], choices=["NOW", "RW", "RW5", "EWMA", "PI"])
+    ap.add_argument("--out", default="out/sweep")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
+    ap.add_argument("--slurm", metavar="FILE", help="write a Slurm job-array script instead of running")
+    a = ap.parse_args(argv)
+    for s in a.scenarios:
+        if not os.path.isfile(s):
+            print(f"sweep.py: {s}: no such scenario file", file=sys.stderr)
+            return 2
+    runs = [(s, p) for s in a.scenarios for p in a.policies]
+    os.makedirs(a.out, exist_ok=True)
+    if a.slurm:
+        with open(a.slurm, "w") as f:
+            f.write("#!/bin/bash\n")
+            f.write(f"#SBATCH --job-name=demsim-sweep\n#SBATCH --array=0-{len(runs) - 1}\n#SBATCH --ntasks=1\n")
+            f.write(f"#SBATCH --output={os.path.abspath(a.out)}/slurm-%A_%a.out\n")
+            f.write("runs=(\n")
+            for s, p in runs:
+                name = os.path.splitext(os.path.basename(s))[0]
+                args = [os.path.abspath(a.demsim), "run", os.path.abspath(s), "--policy", p, "--out",
+                        os.path.join(os.path.abspath(a.out), f"{name}-{p}"), "--quiet"] + extra
+                f.write("  " + shlex.quote(" ".join(shlex.quote(x) for x in args)) + "\n")
+            f.write(")\neval \"${runs[$SLURM_ARRAY_TASK_ID]}\"\n")
+        print(f"sweep.py: wrote {a.slurm} ({len(runs)} array tasks); collect with the same command without --slurm "
+              "after the jobs end, or read each run's summary.json")
+        return 0
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = {ex.submit(run_one, a.demsim, s, p, a.out, extra): (s, p) for s, p in runs}
+        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+            r = fut.result()
+            rows.append(r)
+            state = "ok" if r["status"] == 0 else f"FAILED (exit {r['status']}, see {a.out}/{r['scenario']}-{r['policy']}/demsim.log)"
+            print(f"[{i}/{len(runs)}] {r['scenario']} {r['policy']}: {state} "
+                  f"{'' if r['status'] else 'simulated %.4g s' % r['sim_time_s']} ({r['wall_s']:.1f} s wall)", flush=True)
+    now = {r["scenario"]: r.get("sim_time_s") for r in rows if r["policy"] == "NOW" and r["status"] == 0}
+    for r in rows:
+        t, t0 = r.get("sim_time_s"), now.get(r["scenario"])
+        r["gain_percent"] = round((t0 - t) / t0 * 100.0, 3) if t and t0 else ""
+    order = {p: i for i, p in enumerate(a.policies)}
+    rows.sort(key=lambda r: (r["scenario"], order[r["policy"]]))
+    fields = ["scenario", "policy", "status", "particles", "steps", "ranks", "sim_time_s", "wall_s",
+              "lambda_max_percent", "lambda_final_percent", "repartitions", "gain_percent"]
+    path = os.path.join(a.out, "sweep.csv")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    print(f"sweep.py: {path}")
+    return 0 if all(r["status"] == 0 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
