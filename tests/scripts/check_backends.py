@@ -64,9 +64,7 @@ def main():
               f"{d * 100:.2f} %")
         if d > LOAD_BOUND:
             errors.append(f"rank {r_cl['rank']}: loads differ by {d * 100:.2f} % (bound {LOAD_BOUND * 100:.0f} %)")
-    for e in errors:
-        print(f"check_backends.py: FAIL: {e}")
-    return 1 if errors else 0
+    return checking.fail_each("check_backends.py", errors)
 
 
 if __name__ == "__main__":

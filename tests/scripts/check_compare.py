@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 STUDY = os.path.join(TOP, "validation", "study")  # the study scripts (validation/study/)
 sys.path.insert(0, HERE)
-from check_pipeline import png_problem  # noqa: E402
+import checking  # noqa: E402
+from checking import png_problem  # noqa: E402
 
 ROWS = ["simulated total time (s)", "lambda max (%)", "lambda final (%)", "repartitions", "gain over NOW (%)",
         "wall time (s)", "particles at the end, n1-cn6700-1"]

@@ -21,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 STUDY = os.path.join(TOP, "validation", "study")  # the study scripts (validation/study/)
 sys.path.insert(0, HERE)
-from check_pipeline import report_problems  # noqa: E402
+import checking  # noqa: E402
+from checking import report_problems  # noqa: E402
 
 POLICIES = ["RW", "EWMA", "PI"]
 SCENARIO = "spiky-p2-d50"
@@ -104,10 +105,7 @@ def main():
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if bad.returncode != 2:
         errors.append(f"an unknown scenario: exit {bad.returncode}, expected 2")
-    for e in errors:
-        print("FAIL:", e)
-    print("check_damping.py:", "FAILED" if errors else "ok")
-    return 1 if errors else 0
+    return checking.verdict("check_damping.py", errors)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import sys
 import h5py
 import numpy as np
 
+import checking
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 SCENARIO = os.path.join(TOP, "scenarios", "case1.cfg")
@@ -147,10 +149,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     errors = []
     (native_checks if a.native else smpi_checks)(a.demsim, a.out, errors)
-    for e in errors:
-        print("FAIL:", e)
-    print("check_failure.py:", "FAILED" if errors else "ok")
-    return 1 if errors else 0
+    return checking.verdict("check_failure.py", errors)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ import re
 import sys
 import tempfile
 
+import checking
+
 STUDY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "validation", "study")
 sys.path.insert(0, STUDY)
 import hardware as hw  # noqa: E402
@@ -186,11 +188,7 @@ def main():
     check(bool(far) and "-25 %" in far[0] and "outside" in far[0] and "(X)" in far[0],
           f"constant_here: 0.75 x the constant, the processor named ({far})")
     check(report.constant_here({}, 0.2) == [], "constant_here: no measurement, no line")
-    if failures:
-        print(f"check_hardware.py: {len(failures)} failure(s)")
-        return 1
-    print("check_hardware.py: all checks passed")
-    return 0
+    return checking.tally("check_hardware.py", failures, "all checks passed")
 
 
 if __name__ == "__main__":

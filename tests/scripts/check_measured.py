@@ -23,6 +23,8 @@ import os
 import subprocess
 import sys
 
+import checking
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 RATIO = (2.5, 5.0)
@@ -55,9 +57,7 @@ def main():
         errors.append(f"load ratio 1-core / 4-core {ratio:.3f} outside [{RATIO[0]}, {RATIO[1]}]")
     if lam < LAMBDA_MIN:
         errors.append(f"lambda {lam:.1f} % below {LAMBDA_MIN} %")
-    for e in errors:
-        print(f"check_measured.py: FAIL: {e}")
-    return 1 if errors else 0
+    return checking.fail_each("check_measured.py", errors)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 STUDY = os.path.join(TOP, "validation", "study")  # the study scripts (validation/study/)
 sys.path.insert(0, HERE)
-from check_pipeline import report_problems  # noqa: E402
+import checking  # noqa: E402
+from checking import report_problems  # noqa: E402
 
 PARTITIONERS = ["RCB", "RIB", "HSFC", "PHG", "GRAPH"]
 SCENARIO, POLICY = "case1", "RW"
@@ -136,10 +137,7 @@ def main():
     check_report(a.out, errors)
     check_default_is_rcb(a.demsim, a.out, errors)
     check_bad(a.demsim, a.out, errors)
-    for e in errors:
-        print("FAIL:", e)
-    print("check_partitioners.py:", "FAILED" if errors else "ok")
-    return 1 if errors else 0
+    return checking.verdict("check_partitioners.py", errors)
 
 
 if __name__ == "__main__":

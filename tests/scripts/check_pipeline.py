@@ -13,15 +13,14 @@ Exit status 0 when everything holds; otherwise it prints each failure and exits 
 import argparse
 import os
 import re
-import struct
 import subprocess
 import sys
 import time
-import zlib
+
+from checking import png_problem
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STUDY = os.path.join(os.path.dirname(os.path.dirname(HERE)), "validation", "study")
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # one key phrase per observation of shared/STUDY.md ("Observations of the study")
 OBSERVATIONS = ["3.3 x", "highest of all cases", "48.7 %", "three repartitions", "Case 4: CPU stress",
                 "6.7 % to 20.1 %", "RW5 improves on RW", "single repartition", "oscillate",
@@ -29,54 +28,6 @@ OBSERVATIONS = ["3.3 x", "highest of all cases", "48.7 %", "three repartitions",
 EXPECTED_FIGURES = ["lambda_cases1-3.png", "exectime_cases1-3.png", "case1_ranks.png", "case2_ranks.png",
                     "case3_ranks.png", "case3_wait_comm.png", "case4_total_time.png", "case5_total_time.png",
                     "case5_lambda.png", "case6_total_time.png", "tornado.png"]
-
-
-def report_problems(out, md, png, heading, row_starts, marks):
-    """What is wrong with a study script's report DIR/md and figure DIR/png: the table under
-    `heading`, a row starting with each of row_starts that did not fail, every text of marks
-    (its paragraph), a non-blank PNG. A list of messages, empty when all is there."""
-    path = os.path.join(out, md)
-    if not os.path.exists(path):
-        return [f"{path}: missing"]
-    text = open(path).read()
-    errors = [] if heading in text else [f"{path}: no table {heading!r}"]
-    for start in row_starts:
-        if not any(line.startswith(start) and "failed" not in line for line in text.splitlines()):
-            errors.append(f"{path}: no row {start!r}")
-    errors += [f"{path}: no {m!r}" for m in marks if m not in text]
-    problem = png_problem(os.path.join(out, png))
-    return errors + ([f"{png}: {problem}"] if problem else [])
-
-
-def png_problem(path):
-    """None if path is a non-blank PNG, else what is wrong."""
-    if not os.path.exists(path):
-        return "missing"
-    with open(path, "rb") as f:
-        blob = f.read()
-    if len(blob) < 64 or blob[:8] != PNG_SIGNATURE:
-        return "not a PNG (signature)"
-    length, ctype = struct.unpack(">I4s", blob[8:16])
-    if ctype != b"IHDR" or length != 13:
-        return "no IHDR chunk"
-    width, height, depth, colour = struct.unpack(">IIBB", blob[16:26])
-    if width == 0 or height == 0:
-        return "zero size"
-    # concatenate the IDAT chunks and look at the pixels
-    pos, idat = 8, b""
-    while pos + 8 <= len(blob):
-        n, t = struct.unpack(">I4s", blob[pos:pos + 8])
-        if t == b"IDAT":
-            idat += blob[pos + 8:pos + 8 + n]
-        pos += 12 + n
-    try:
-        raw = zlib.decompress(idat)
-    except zlib.error:
-        return "corrupt image data"
-    # the filter byte of each row aside, a blank image compresses to very few distinct bytes
-    if len(set(raw)) < 8:
-        return "blank image"
-    return None
 
 
 def whatif_problems():

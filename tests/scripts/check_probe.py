@@ -20,6 +20,8 @@ import os
 import subprocess
 import sys
 
+import checking
+
 NODE_KEYS = ["name", "ranks", "cores", "cpu_model", "llc_bytes", "mem_bytes", "triad_1core_Bps", "triad_allcore_Bps",
              "triad_1core_stressed_Bps", "stress", "gather_1core_Bps", "lattice_1core_Bps", "streams_1core_Bps",
              "flops_peak_1core",
@@ -117,11 +119,7 @@ def main():
             check([s.get("bytes") for s in p.get("sizes", [])] == [8, 1024, 65536, 1048576, 8388608],
                   f"sizes {p.get('sizes')}")
             check(all((s.get("one_way_s") or 0) > 0 for s in p.get("sizes", [])), f"one-way times {p.get('sizes')}")
-    if failures:
-        print(f"check_probe.py: {len(failures)} failure(s)")
-        return 1
-    print("check_probe.py: OK")
-    return 0
+    return checking.tally("check_probe.py", failures, "OK")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 STUDY = os.path.join(TOP, "validation", "study")  # the study scripts (validation/study/)
 sys.path.insert(0, HERE)
-from check_pipeline import png_problem  # noqa: E402
+import checking  # noqa: E402
+from checking import png_problem  # noqa: E402
 
 SCENARIOS = ["case1", "case2"]
 POLICIES = ["NOW", "RW", "RUPER"]
@@ -113,10 +114,7 @@ def main():
     check_runs(a.out, errors)
     check_report(a.out, errors)
     check_bad_input(a.demsim, a.out, script, errors)
-    for e in errors:
-        print("FAIL:", e)
-    print("check_ruper.py:", "FAILED" if errors else "ok")
-    return 1 if errors else 0
+    return checking.verdict("check_ruper.py", errors)
 
 
 if __name__ == "__main__":

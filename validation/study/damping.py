@@ -20,10 +20,7 @@ chosen scale) and runs copies of the spiky files (DIR/scenarios/) with every on/
 rescaled by (measured interval / INTERVAL_FULL_S): a period of 2 intervals stays 2 intervals.
 Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad arguments.
 """
-import argparse
-import concurrent.futures
 import glob
-import json
 import os
 import re
 import sys
@@ -32,10 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "scenarios"))
-from sweep import run_one  # noqa: E402
+from sweep import POLICY_SCALES as SCALES, bar_panels, fmt, policy_args, run_one, run_policies, scale_args, summary_of  # noqa: E402,E501
 from make_scenarios import INTERVAL_FULL_S  # noqa: E402
 
-SCALES = {"tiny": (20000, 100, 10), "study": (500000, 500, 50)}
 POLICIES = ["NOW", "RW", "RW5", "EWMA", "PI"]
 DAMPED = ["RW5", "EWMA", "PI"]
 
@@ -44,11 +40,6 @@ def all_scenarios():
     spiky = sorted(os.path.splitext(os.path.basename(p))[0]
                    for p in glob.glob(os.path.join(TOP, "scenarios", "spiky-*.cfg")))
     return ["case2", "case6-ratio50"] + spiky
-
-
-def scale_args(scale):
-    n, steps, every = SCALES[scale]
-    return ["--particles", str(n), "--steps", str(steps), "--repartition-every", str(every)]
 
 
 def measure_interval(demsim, out, scale):
@@ -80,18 +71,12 @@ def scaled_copy(name, factor, out):
 
 def collect(row, out):
     """The run's figures from its summary.json (None where the run failed)."""
-    path = os.path.join(out, f"{row['scenario']}-{row['policy']}", "summary.json")
-    if row["status"] != 0 or not os.path.exists(path):
+    s = summary_of(out, row["scenario"], row["policy"]) if row["status"] == 0 else None
+    if s is None:
         return None
-    with open(path) as f:
-        s = json.load(f)
     after = s.get("lambda_after_repartition_percent") or []
     return {"time": s["sim_time_s"], "reps": s["repartitions"], "osc": s["weight_oscillation"],
             "lam_after": sum(after) / len(after) if after else float("nan")}
-
-
-def fmt(v, spec):
-    return "-" if v is None or v != v else format(v, spec)
 
 
 def table(name, res, policies):
@@ -143,31 +128,6 @@ def advice(res, scenarios, policies):
     return [" ".join(out)]
 
 
-def bar_panels(scenarios, policies, panels, title, path):
-    """Stacked bar charts sharing the scenario axis, a bar per policy: panels is a list of
-    (y label, value(scenario, policy)); the top one leaves room for the legend."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, 1.6 * len(scenarios)), 3.5 * len(panels)), sharex=True)
-    width = 0.8 / len(policies)
-    for ax, (label, value) in zip(axes, panels):
-        for j, p in enumerate(policies):
-            xs = [i + (j - (len(policies) - 1) / 2) * width for i in range(len(scenarios))]
-            ax.bar(xs, [value(s, p) for s in scenarios], width, label=p)
-        ax.axhline(0, color="black", linewidth=0.6)
-        ax.set_ylabel(label)
-    top = max([panels[0][1](s, p) for s in scenarios for p in policies] + [1e-9])
-    axes[0].set_ylim(top=1.25 * top)
-    axes[-1].set_xticks(range(len(scenarios)))
-    axes[-1].set_xticklabels(scenarios, rotation=20, ha="right")
-    axes[0].legend(ncol=len(policies), fontsize="small")
-    axes[0].set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def figure(res, scenarios, policies, path):
     def field(key):
         return lambda s, p: res[(s, p)][key] if res.get((s, p)) else 0
@@ -176,24 +136,10 @@ def figure(res, scenarios, policies, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", choices=sorted(SCALES), default="tiny")
-    ap.add_argument("--out", default=os.path.join(TOP, "out", "damping"))
-    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
-    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--scenarios", nargs="+", help="a subset of the scenarios (names, without .cfg)")
-    ap.add_argument("--policies", nargs="+", choices=POLICIES, default=POLICIES)
-    a = ap.parse_args()
-    known = all_scenarios()
-    scenarios = a.scenarios or known
-    bad = [s for s in scenarios if s not in known]
-    if bad:
-        print(f"damping.py: unknown scenario(s) {', '.join(bad)}; known: {', '.join(known)}", file=sys.stderr)
+    a = policy_args(__doc__, "damping", all_scenarios(), POLICIES, os.cpu_count() or 1)
+    if a is None:
         return 2
-    if not os.access(a.demsim, os.X_OK):
-        print(f"damping.py: {a.demsim}: not an executable demsim", file=sys.stderr)
-        return 2
-    os.makedirs(a.out, exist_ok=True)
+    scenarios = a.scenarios
     interval = measure_interval(a.demsim, a.out, a.scale)
     factor = interval / INTERVAL_FULL_S
     print(f"damping.py: one repartition interval = {interval:.4g} s simulated at the {a.scale} scale; "
@@ -201,16 +147,7 @@ def main():
     files = {s: scaled_copy(s, factor, a.out) if s.startswith("spiky") else os.path.join(TOP, "scenarios", s + ".cfg")
              for s in scenarios}
     runs = [(s, p) for s in scenarios for p in a.policies]
-    res, failed = {}, 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = [ex.submit(run_one, a.demsim, files[s], p, a.out, scale_args(a.scale)) for s, p in runs]
-        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-            row = fut.result()
-            r = collect(row, a.out)
-            res[(row["scenario"], row["policy"])] = r
-            failed += r is None
-            print(f"[{i}/{len(runs)}] {row['scenario']} {row['policy']}: "
-                  f"{'FAILED' if r is None else 'simulated %.4g s' % r['time']} ({row['wall_s']:.1f} s wall)", flush=True)
+    res, failed = run_policies(a, runs, files.get, lambda row: collect(row, a.out))
     n, steps, every = SCALES[a.scale]
     lines = ["# Damping load-balancing oscillations", "",
              f"Scale `{a.scale}`: {n} particles, {steps} steps, a repartition every {every}; one repartition "

@@ -67,6 +67,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "platforms"))
+sys.path.insert(0, HERE)
+from sweep import QUIET_SHARE, best_of, core_shares, quiet  # noqa: E402,F401  (the runs' statistics)
 
 VM = ["taskset", "-c", "1", "stress-ng", "--quiet", "--vm", "1", "--vm-bytes", "1G", "--vm-keep"]
 CPU_LATENCY = 5e-6  # make_platforms.CPU_LAUNCH_LATENCY
@@ -270,14 +272,6 @@ def core_typical(groups, key="_cores"):
     slowed core is the exception)."""
     t = sorted(x for runs in groups.values() for r in runs for v in r.get(key, {}).values() for x in v)
     return t[(len(t) - 1) // 2] if t else None
-
-
-def core_shares(run, typical, key="_cores"):
-    """{cpu: share} of a run's cores (key "_cores_mem": of their memory): the typical time over the
-    core's mean time around the run, at most 1."""
-    if not typical:
-        return {}
-    return {int(c): min(1.0, typical / (sum(v) / len(v))) for c, v in run.get(key, {}).items()}
 
 
 def run_shares(run):
@@ -500,29 +494,6 @@ def run_native(cmd, outdir, log, env=None, cores=1):
     with open(os.path.join(outdir, "measure.json"), "w") as f:
         json.dump({k: s[k] for k in ("_loadavg_before", "_wall", "_cpu_share")}, f)
     return s
-
-
-# A run is quiet when the core watch found every core it used at QUIET_SHARE of the typical core
-# or more (core_shares): a neighbour on the host slows one of this VM's cores for minutes at a time
-# (to 0.66 of its speed in checks of 2026-12-05), and a run on such a core measures the neighbour.
-QUIET_SHARE = 0.95
-
-
-def quiet(run, typical):
-    """Whether the core watch saw every core of the run at QUIET_SHARE or more (a run without a
-    watch counts as quiet: nothing says otherwise)."""
-    shares = core_shares(run, typical)
-    return not shares or min(shares.values()) >= QUIET_SHARE
-
-
-def best_of(runs, typical=None):
-    """The median run by total time: on a shared machine the fastest run can be an outlier too (the
-    scheduler moves other users' processes between cores), so the median is kept, the spread
-    reported. With the check's typical core time, the median of the quiet runs (all of them when
-    none is)."""
-    calm = [r for r in runs if quiet(r, typical)] if typical else []
-    ordered = sorted(calm or runs, key=lambda s: s["sim_time_s"])
-    return ordered[(len(ordered) - 1) // 2]
 
 
 def spread(label, runs):
@@ -990,7 +961,6 @@ def write_results(a, out, res, C):
     with open(os.path.join(out, "hardware.json"), "w") as f:
         json.dump(res, f, indent=1)
     with open(os.path.join(out, "HARDWARE.md"), "w") as f:
-        sys.path.insert(0, HERE)
         import report
         f.write("\n".join(report.hardware_section(res)) + "\n")
     for c in C:

@@ -29,7 +29,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from sweep import run_jobs, run_or_reuse, study_args  # noqa: E402
+from sweep import commit_note, run_study, timers_job  # noqa: E402
 
 SCENARIO = os.path.join(TOP, "scenarios", "case3.cfg")
 COMMIT = ""  # --commit: the build the runs were made with, named in the report
@@ -77,14 +77,9 @@ def jobs(scale, out):
     return todo
 
 
-def run_job(demsim, out, job, resume=False):
-    key, name, extra = job
-    s = run_or_reuse(demsim, SCENARIO, "NOW", os.path.join(out, name), extra, resume)
-    if s is None:
-        return key, None
-    t = s["rank0_timers_s"]
-    return key, {"time": s["sim_time_s"], "compute": t["compute"], "ghosts": t["ghosts"],
-                 "repartition": t["repartition"], "device": s["device"]}
+run_job = timers_job(SCENARIO, "NOW", lambda s, t: {
+    "time": s["sim_time_s"], "compute": t["compute"], "ghosts": t["ghosts"], "repartition": t["repartition"],
+    "device": s["device"]})
 
 
 def results(scale, res):
@@ -186,16 +181,17 @@ def figure(scale, pairs, out):
     plt.close(fig)
 
 
-def main():
-    a = study_args(__doc__, SCALES, "offload")
+def write(a, res):
     global COMMIT
-    COMMIT = f" with the build of commit {a.commit}" if a.commit else ""
-    res, failed = run_jobs(a, jobs(a.scale, a.out), run_job, "offload.py")
+    COMMIT = commit_note(a.commit)
     pairs = results(a.scale, res)
     report(a.scale, pairs, a.out)
     figure(a.scale, pairs, a.out)
-    print(f"offload.py: {os.path.join(a.out, 'OFFLOAD.md')}, offload.png")
-    return 1 if failed else 0
+    return f"{os.path.join(a.out, 'OFFLOAD.md')}, offload.png"
+
+
+def main():
+    return run_study(__doc__, SCALES, "offload", jobs, run_job, write)
 
 
 if __name__ == "__main__":

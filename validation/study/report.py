@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 import figures as F
+import sweep  # best_of: the median of the quiet runs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -521,10 +522,9 @@ def write(out, data, figs, meta, hw=None, sens=None, meas=None):
 
 
 def quiet_median(runs, watch, typical):
-    """validation/study/hardware.py's best_of over runs read back (watch[i]: the core watch of runs[i]):
-    the median by total time of the quiet ones."""
-    import hardware as H
-    return H.best_of([dict(r, _cores=watch[i] if i < len(watch) else {}) for i, r in enumerate(runs)], typical)
+    """sweep.best_of over runs read back (watch[i]: the core watch of runs[i]): the median by total
+    time of the quiet ones."""
+    return sweep.best_of([dict(r, _cores=watch[i] if i < len(watch) else {}) for i, r in enumerate(runs)], typical)
 
 
 def stage_table(hw):

@@ -15,17 +15,13 @@ Scales: tiny = 20,000 particles, 100 steps, a repartition every 10 (about a minu
 study = 500,000 particles, 500 steps, a repartition every 50 (about half an hour, one run at a
 time). Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad arguments.
 """
-import argparse
-import concurrent.futures
-import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from sweep import run_one  # noqa: E402
-from damping import SCALES, bar_panels, fmt, scale_args  # noqa: E402
+from sweep import POLICY_SCALES as SCALES, bar_panels, fmt, policy_args, run_policies, summary_of  # noqa: E402
 
 SCENARIOS = ["case1", "case2", "case5-stress1", "case6-ratio50"]
 POLICIES = ["NOW", "RW", "RW5", "RUPER"]
@@ -34,11 +30,9 @@ ADAPTING = ["RW", "RW5"]
 
 def collect(scenario, policy, out):
     """The run's figures from its summary.json, or None."""
-    path = os.path.join(out, f"{scenario}-{policy}", "summary.json")
-    if not os.path.exists(path):
+    s = summary_of(out, scenario, policy)
+    if s is None:
         return None
-    with open(path) as f:
-        s = json.load(f)
     return {"time": s["sim_time_s"], "reps": s["repartitions"], "reports": s.get("speed_reports", 0),
             "osc": s["weight_oscillation"], "rep_s": s["rank0_timers_s"].get("repartition", 0.0)}
 
@@ -129,43 +123,21 @@ def figure(res, scenarios, policies, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", choices=sorted(SCALES), default="tiny")
-    ap.add_argument("--out", default=os.path.join(TOP, "out", "ruper"))
-    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
-    ap.add_argument("-j", "--jobs", type=int, default=1)
-    ap.add_argument("--keep", action="store_true", help="reuse the runs whose summary.json is already in DIR")
-    ap.add_argument("--scenarios", nargs="+", help="a subset of the scenarios (names, without .cfg)")
-    ap.add_argument("--policies", nargs="+", choices=POLICIES, default=POLICIES)
-    a = ap.parse_args()
-    scenarios = a.scenarios or SCENARIOS
-    bad = [s for s in scenarios if s not in SCENARIOS]
-    if bad:
-        print(f"ruper.py: unknown scenario(s) {', '.join(bad)}; known: {', '.join(SCENARIOS)}", file=sys.stderr)
+    a = policy_args(__doc__, "ruper", SCENARIOS, POLICIES, 1, keep=True)
+    if a is None:
         return 2
-    if not os.access(a.demsim, os.X_OK):
-        print(f"ruper.py: {a.demsim}: not an executable demsim", file=sys.stderr)
-        return 2
-    os.makedirs(a.out, exist_ok=True)
-    res, failed = {}, 0
-    runs = []
+    scenarios = a.scenarios
+    kept, runs = {}, []
     for s in scenarios:
         for p in a.policies:
-            kept = collect(s, p, a.out) if a.keep else None
-            if kept:
-                res[(s, p)] = kept
+            r = collect(s, p, a.out) if a.keep else None
+            if r:
+                kept[(s, p)] = r
             else:
                 runs.append((s, p))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = [ex.submit(run_one, a.demsim, os.path.join(TOP, "scenarios", s + ".cfg"), p, a.out,
-                          scale_args(a.scale)) for s, p in runs]
-        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-            row = fut.result()
-            r = collect(row["scenario"], row["policy"], a.out) if row["status"] == 0 else None
-            res[(row["scenario"], row["policy"])] = r
-            failed += r is None
-            print(f"[{i}/{len(runs)}] {row['scenario']} {row['policy']}: "
-                  f"{'FAILED' if r is None else 'simulated %.4g s' % r['time']} ({row['wall_s']:.1f} s wall)", flush=True)
+    res, failed = run_policies(a, runs, lambda s: os.path.join(TOP, "scenarios", s + ".cfg"),
+                               lambda row: collect(row["scenario"], row["policy"], a.out) if row["status"] == 0 else None)
+    res.update(kept)
     n, steps, every = SCALES[a.scale]
     lines = ["# Speed-report balancing (RUPER) against NOW, RW and RW5", "",
              f"Scale `{a.scale}`: {n:,} particles, {steps} steps, a checkpoint (a repartition for NOW, RW and RW5) "

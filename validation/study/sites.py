@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "platforms"))
-from sweep import run_jobs, run_or_reuse, study_args  # noqa: E402
+from sweep import commit_note, run_study, timers_job  # noqa: E402
 from make_platforms import twosite  # noqa: E402
 
 SCENARIO = os.path.join(TOP, "scenarios", "twosite.cfg")
@@ -79,15 +79,9 @@ def jobs(scale, out):
     return todo
 
 
-def run_job(demsim, out, job, resume=False):
-    key, name, extra = job
-    s = run_or_reuse(demsim, SCENARIO, "RW", os.path.join(out, name), extra, resume)
-    if s is None:
-        return key, None
-    t = s["rank0_timers_s"]
-    return key, {"time": s["sim_time_s"], "ghosts": t["ghosts"], "repartition": t["repartition"],
-                 "compute": t["compute"], "lambda": s["lambda_final_percent"], "sites": s["sites"],
-                 "repartitions": s["repartitions"], "wall": s["wall_s"]}
+run_job = timers_job(SCENARIO, "RW", lambda s, t: {
+    "time": s["sim_time_s"], "ghosts": t["ghosts"], "repartition": t["repartition"], "compute": t["compute"],
+    "lambda": s["lambda_final_percent"], "sites": s["sites"], "repartitions": s["repartitions"], "wall": s["wall_s"]})
 
 
 def table(scale, res):
@@ -222,15 +216,16 @@ def figure(scale, res, out):
     plt.close(fig)
 
 
-def main():
-    a = study_args(__doc__, SCALES, "sites")
+def write(a, res):
     global COMMIT
-    COMMIT = f" with the build of commit {a.commit}" if a.commit else ""
-    res, failed = run_jobs(a, jobs(a.scale, a.out), run_job, "sites.py")
+    COMMIT = commit_note(a.commit)
     report(a.scale, res, a.out)
     figure(a.scale, res, a.out)
-    print(f"sites.py: {os.path.join(a.out, 'SITES.md')}, sites.png")
-    return 1 if failed else 0
+    return f"{os.path.join(a.out, 'SITES.md')}, sites.png"
+
+
+def main():
+    return run_study(__doc__, SCALES, "sites", jobs, run_job, write)
 
 
 if __name__ == "__main__":

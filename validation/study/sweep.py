@@ -19,6 +19,13 @@ import subprocess
 import sys
 import time
 
+# Besides its own command line (main), this module holds what the study scripts share, in one place:
+# one run and its summary (run_one, run_or_reuse, summary_of), the study command lines (study_args,
+# policy_args) and job loops (run_jobs, run_study, run_policies, timers_job), the policy studies'
+# scales, number format and bar figure (POLICY_SCALES, scale_args, fmt, bar_panels), and the
+# statistics of repeated native runs (QUIET_SHARE, quiet, best_of, core_shares). It imports
+# nothing from the scripts that use it.
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 
@@ -51,10 +58,7 @@ def run_or_reuse(demsim, scenario, policy, outdir, extra, resume=False):
     if not (resume and os.path.exists(path)):
         if run_one(demsim, scenario, policy, outdir, extra)["status"] != 0:
             return None
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        return json.load(f)
+    return summary_of(outdir, name, policy)
 
 
 def study_args(doc, scales, default_out):
@@ -86,6 +90,154 @@ def run_jobs(a, todo, run_job, label):
             failed += r is None
             print(f"{label}: {i + 1}/{len(todo)} {todo[i][1]}: " + (f"{r['time']:.4g} s" if r else "FAILED"), flush=True)
     return res, failed
+
+
+
+def summary_of(outdir, scenario, policy):
+    """outdir/<scenario>-<policy>/summary.json as a dict, or None where there is none."""
+    path = os.path.join(outdir, f"{scenario}-{policy}", "summary.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def commit_note(commit):
+    """--commit's words in a study report ("" without it)."""
+    return f" with the build of commit {commit}" if commit else ""
+
+
+def timers_job(scenario, policy, figures):
+    """A run_job for run_jobs: the job's run of scenario under policy (run_or_reuse), and
+    figures(summary, rank 0's timers) -> its figures."""
+    def run_job(demsim, out, job, resume=False):
+        key, name, extra = job
+        s = run_or_reuse(demsim, scenario, policy, os.path.join(out, name), extra, resume)
+        return key, (None if s is None else figures(s, s["rank0_timers_s"]))
+    return run_job
+
+
+def run_study(doc, scales, name, jobs, run_job, write):
+    """A sweep study's main (offload.py, sites.py): study_args, jobs(scale, out) run through
+    run_job, write(args, results) -> the files it wrote (printed); the exit status."""
+    a = study_args(doc, scales, name)
+    res, failed = run_jobs(a, jobs(a.scale, a.out), run_job, f"{name}.py")
+    print(f"{name}.py: {write(a, res)}")
+    return 1 if failed else 0
+
+
+# --- the policy studies (damping.py, ruper.py): scenarios x policies at one scale ------------
+# (particles, steps, repartition every) at each scale
+POLICY_SCALES = {"tiny": (20000, 100, 10), "study": (500000, 500, 50)}
+
+
+def scale_args(scale):
+    n, steps, every = POLICY_SCALES[scale]
+    return ["--particles", str(n), "--steps", str(steps), "--repartition-every", str(every)]
+
+
+def policy_args(doc, name, known, policies, jobs, keep=False):
+    """The policy studies' command line: --scale, --out (out/NAME), --demsim, -j/--jobs (default
+    jobs), [--keep], --scenarios (of known), --policies (of policies). None after saying what is
+    wrong (exit status 2)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", choices=sorted(POLICY_SCALES), default="tiny")
+    ap.add_argument("--out", default=os.path.join(TOP, "out", name))
+    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
+    ap.add_argument("-j", "--jobs", type=int, default=jobs)
+    if keep:
+        ap.add_argument("--keep", action="store_true", help="reuse the runs whose summary.json is already in DIR")
+    ap.add_argument("--scenarios", nargs="+", help="a subset of the scenarios (names, without .cfg)")
+    ap.add_argument("--policies", nargs="+", choices=policies, default=policies)
+    a = ap.parse_args()
+    a.scenarios = a.scenarios or known
+    bad = [s for s in a.scenarios if s not in known]
+    if bad:
+        print(f"{name}.py: unknown scenario(s) {', '.join(bad)}; known: {', '.join(known)}", file=sys.stderr)
+        return None
+    if not os.access(a.demsim, os.X_OK):
+        print(f"{name}.py: {a.demsim}: not an executable demsim", file=sys.stderr)
+        return None
+    os.makedirs(a.out, exist_ok=True)
+    return a
+
+
+def run_policies(a, runs, scenario_file, collect):
+    """Runs [(scenario, policy)] (run_one at a.scale), a.jobs at a time, printing a line each:
+    scenario_file(scenario) is its file, collect(row) -> the run's figures or None.
+    Returns ({(scenario, policy): figures}, failures)."""
+    res, failed = {}, 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = [ex.submit(run_one, a.demsim, scenario_file(s), p, a.out, scale_args(a.scale)) for s, p in runs]
+        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+            row = fut.result()
+            r = collect(row)
+            res[(row["scenario"], row["policy"])] = r
+            failed += r is None
+            print(f"[{i}/{len(runs)}] {row['scenario']} {row['policy']}: "
+                  f"{'FAILED' if r is None else 'simulated %.4g s' % r['time']} ({row['wall_s']:.1f} s wall)", flush=True)
+    return res, failed
+
+
+def fmt(v, spec):
+    return "-" if v is None or v != v else format(v, spec)
+
+
+def bar_panels(scenarios, policies, panels, title, path):
+    """Stacked bar charts sharing the scenario axis, a bar per policy: panels is a list of
+    (y label, value(scenario, policy)); the top one leaves room for the legend."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(len(panels), 1, figsize=(max(8, 1.6 * len(scenarios)), 3.5 * len(panels)), sharex=True)
+    width = 0.8 / len(policies)
+    for ax, (label, value) in zip(axes, panels):
+        for j, p in enumerate(policies):
+            xs = [i + (j - (len(policies) - 1) / 2) * width for i in range(len(scenarios))]
+            ax.bar(xs, [value(s, p) for s in scenarios], width, label=p)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_ylabel(label)
+    top = max([panels[0][1](s, p) for s in scenarios for p in policies] + [1e-9])
+    axes[0].set_ylim(top=1.25 * top)
+    axes[-1].set_xticks(range(len(scenarios)))
+    axes[-1].set_xticklabels(scenarios, rotation=20, ha="right")
+    axes[0].legend(ncol=len(policies), fontsize="small")
+    axes[0].set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --- statistics of repeated native runs (hardware.py and report.py) ---------------------------
+# A run is quiet when the core watch found every core it used at QUIET_SHARE of the typical core
+# or more (core_shares): a neighbour on the host slows one of this VM's cores for minutes at a time
+# (to 0.66 of its speed in checks of 2026-12-05), and a run on such a core measures the neighbour.
+QUIET_SHARE = 0.95
+
+
+def quiet(run, typical):
+    """Whether the core watch saw every core of the run at QUIET_SHARE or more (a run without a
+    watch counts as quiet: nothing says otherwise)."""
+    shares = core_shares(run, typical)
+    return not shares or min(shares.values()) >= QUIET_SHARE
+
+
+def best_of(runs, typical=None):
+    """The median run by total time: on a shared machine the fastest run can be an outlier too (the
+    scheduler moves other users' processes between cores), so the median is kept, the spread
+    reported. With the check's typical core time, the median of the quiet runs (all of them when
+    none is)."""
+    calm = [r for r in runs if quiet(r, typical)] if typical else []
+    ordered = sorted(calm or runs, key=lambda s: s["sim_time_s"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def core_shares(run, typical, key="_cores"):
+    """{cpu: share} of a run's cores (key "_cores_mem": of their memory): the typical time over the
+    core's mean time around the run, at most 1."""
+    if not typical:
+        return {}
+    return {int(c): min(1.0, typical / (sum(v) / len(v))) for c, v in run.get(key, {}).items()}
 
 
 def split_extra(argv):
