@@ -19,7 +19,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 STUDY = os.path.join(TOP, "validation", "study")  # the study scripts (validation/study/)
 sys.path.insert(0, HERE)
-import checking  # noqa: E402
 from checking import png_problem  # noqa: E402
 
 ROWS = ["simulated total time (s)", "lambda max (%)", "lambda final (%)", "repartitions", "gain over NOW (%)",
