@@ -52,7 +52,8 @@ def rank(r, load, n):
     return dict(rank=r, load_s=load, particles=n)
 
 
-def main():
+def check_shares():
+    """1-4: core_typical, core_shares, run_shares, best_of."""
     groups = {"a": [{"_cores": {"0": [1.0, 3.0]}}], "b": [{"_cores": {"0": [2.0, 2.0], "1": [5.0, 1.5]}}]}
     close(hw.core_typical(groups), 2.0, "core_typical: median of 1, 1.5, 2, 2, 3, 5")
     check(hw.core_typical({"a": [{}]}) is None, "core_typical without watch times")
@@ -88,6 +89,9 @@ def main():
     close(hw.best_of(runs)["sim_time_s"], 5.0, "best_of: without a typical time, the median of all")
     close(hw.best_of(runs[:1] + runs[3:4], 1.0)["sim_time_s"], 8.0, "best_of: none quiet, the median of all")
 
+
+def check_platform():
+    """5-6: the clock and lanes from the probe, the calibrated platform, the processor record."""
     pr = dict(bw_allcore=100e9, bw_1core=50e9, flops_1core=110e9, scalar_1core=13.75e9, lanes=8, threads_all=2,
               gather_1core=7e9, divider_1core=4e9, first_touch=0.4e9)
     # the clock from the scalar FMA loop (2 units x 2 flop a cycle), the lanes from the two loops
@@ -171,6 +175,9 @@ def main():
               f"cpu_identity: the first processor's name, family, model and widest vector ISA ({cpu})")
         check(hw.cpu_identity(os.path.join(d, "absent")) == {}, "cpu_identity: no cpuinfo, nothing")
 
+
+def check_report():
+    """7: report.tolerance_line and report.constant_here."""
     import report  # noqa: E402
     rows = [dict(what="1 rank, particles contact: total time, no stress", error=-12.5),
             dict(what="1 rank, particles apart: total time, no stress", error=-15.01),
@@ -188,6 +195,12 @@ def main():
     check(bool(far) and "-25 %" in far[0] and "outside" in far[0] and "(X)" in far[0],
           f"constant_here: 0.75 x the constant, the processor named ({far})")
     check(report.constant_here({}, 0.2) == [], "constant_here: no measurement, no line")
+
+
+def main():
+    check_shares()
+    check_platform()
+    check_report()
     return checking.tally("check_hardware.py", failures, "all checks passed")
 
 

@@ -134,8 +134,15 @@ def _full_length_case(data, sc, case):
 
 def observations(data, sc):
     """Rows: (observation, study figure, simulator figure, difference, figure file key)."""
-    rows = []
     ks = sc["case45_stressed"]
+    rows, lam = _case1_rows(data, ks)
+    return rows + _case45_rows(data, ks) + _general_rows(data), lam
+
+
+def _case1_rows(data, ks):
+    """observations' case 1 rows (load ratio, lambda, gain, repartitions), and the cases' mean lambda
+    under NOW ({label: %})."""
+    rows = []
     c1n, c1r = data.get("case1-NOW"), data.get("case1-RW")
 
     # case 1: load ratio 1-core / 4-core under equal partitions
@@ -180,7 +187,12 @@ def observations(data, sc):
                   (f"{n_eq} (lambda < {NEARLY_EQUAL:.0f} % from then on)" if n_eq is not None
                    else f"not reached in {nrep} repartitions")),
                  "n/a" if n_eq is None else f"{n_eq - 3:+d}", "lambda13"))
+    return rows, lam
 
+
+def _case45_rows(data, ks):
+    """observations' rows of cases 4 and 5 (CPU and memory stress on ks containers)."""
+    rows = []
     # case 4: CPU stress makes no difference
     t0 = _t(data, "case6-ratio0-NOW")
     d4 = [(_t(data, f"case4-stress{k}-NOW") - t0) / t0 * 100 for k in ks
@@ -208,7 +220,12 @@ def observations(data, sc):
     rows.append(("Case 5, one stressed container: a single repartition brings lambda down to about 5 %", "about 5 %",
                  _fmt(l51, ".1f", " % in the interval after the first repartition"),
                  "n/a" if l51 is None else f"{l51 - 5:+.1f} points", "lambda5"))
+    return rows
 
+
+def _general_rows(data):
+    """observations' general rows: oscillation at low imbalance, communication on heterogeneous resources."""
+    rows = []
     # general: oscillation at low imbalance
     osc = {p: count_oscillation(data[f"case6-ratio0-{p}"]["m"]) if f"case6-ratio0-{p}" in data else (None, None)
            for p in ("RW", "RW5")}
@@ -242,7 +259,7 @@ def observations(data, sc):
                                         "not everywhere: the ghost volume does not grow in every case (per-step "
                                         "exchange time cannot be told apart from waiting in the model's timers)"),
                  "waitcomm3"))
-    return rows, lam
+    return rows
 
 
 def other_figures(data, sc):
@@ -374,6 +391,117 @@ def write(out, data, figs, meta, hw=None, sens=None, meas=None):
     obs, lam = observations(data, sc)
     cal, sha = calibration_rows()
     L = []
+    L += _scale_section(data, meta, sha, hw)
+    L += _observations_section(data, figs, sc, obs, lam)
+    L += full_length_section(data, sc)
+    L += _figures_section(figs)
+    L.append("## Assessment")
+    L.append("")
+    for b in assessment(data, hw):
+        L.append(f"- {b}")
+    L.append("")
+    if sens and sens.get("data") is not None:
+        L += sensitivity_section(data, sens, figs, hw)
+    if meas and meas.get("data") is not None:
+        L += measured_section(data, meas)
+    L += _calibration_section(cal)
+    if hw:
+        L += hardware_section(hw)
+    else:
+        L.append("## Validation on hardware")
+        L.append("")
+        L.append("Not run in this invocation (add `--hardware`, or run `validation/study/hardware.py`).")
+        L.append("")
+    L += beyond_section()
+    L.append("## Limitations and what is missing")
+    L.append("")
+    for b in limitations(sc):
+        L.append(f"- {b}")
+    L.append("")
+    path = os.path.join(out, "REPORT.md")
+    with open(path, "w") as f:
+        f.write("\n".join(L) + "\n")
+    return path
+
+
+def _calibration_section(cal):
+    """The model parameters read back from the platform and the cost model."""
+    L = []
+    L.append("## Calibration")
+    L.append("")
+    L.append("Every model parameter below is read back from `platforms/openstack.xml` (written by "
+             "`platforms/make_platforms.py`, whose comments give the sources) or `sim/cost.c`. The same platform and "
+             "cost model serve every case: `run_validation.py` passes only the scale options (particles, steps, "
+             "repartition period, metrics interval) and, for case 6, the scaled stress periods; nothing is tuned per "
+             "case or per figure.")
+    L.append("")
+    L.append(_table(["parameter", "value", "kind", "source / justification"], cal))
+    L.append("")
+    return L
+
+
+def _figures_section(figs):
+    """Every figure of the report under its heading."""
+    L = []
+    L.append("## Figures")
+    L.append("")
+    for key, alt in (("lambda13", "lambda over time, cases 1-3"), ("exec13", "execution time over the run, cases 1-3"),
+                     ("ranks_case1", "case 1 per-rank load, weight, particles"),
+                     ("ranks_case2", "case 2 per-rank load, weight, particles"),
+                     ("ranks_case3", "case 3 per-rank load, weight, particles"),
+                     ("waitcomm3", "case 3 wait and communication per rank"),
+                     ("bars4", "case 4 total time"), ("bars5", "case 5 total time"),
+                     ("lambda5", "case 5 lambda over time"), ("case6", "case 6 total time vs load frequency ratio"),
+                     ("lambda_now", "lambda under NOW for every case"), ("hardware", "hardware validation")):
+        if key in figs:
+            L.append(f"### {alt}")
+            L.append("")
+            L.append(_img(figs, key, alt))
+            L.append("")
+    return L
+
+
+def _observations_section(data, figs, sc, obs, lam):
+    """The observation table, the other figures, the mean imbalance, where the time goes."""
+    L = []
+    L.append("## The study's observations beside the simulator")
+    L.append("")
+    L.append("Times are simulated seconds (SMPI). Gains are (T_NOW - T) / T_NOW. lambda = (L_max / L_avg - 1) x 100 "
+             "on the computational loads; 'over the run' uses each rank's load summed over the run, 'interval' the "
+             "loads of one metrics interval.")
+    L.append("")
+    L.append(_table(["observation (STUDY.md)", "study", "simulator", "difference", "figure"],
+                    [(o, s, m, d, f"[{figs[f]}](figures/{figs[f]})" if f in figs else "-") for o, s, m, d, f in obs]))
+    L.append("")
+    L.append("Other figures of the simulator (the study gives no number for them in STUDY.md):")
+    L.append("")
+    L.append(_table(["figure", "simulator"], other_figures(data, sc)))
+    L.append("")
+    L.append("Mean imbalance under NOW over the run, per case: " +
+             ", ".join(f"{lab} {v:.1f} %" for lab, v in lam.items()) + ".")
+    L.append("")
+    L.append("### Where the time goes (rank 0's timers, simulated s)")
+    L.append("")
+    trows = []
+    for name in sorted(data):
+        s = data[name]["summary"]
+        t = s.get("rank0_timers_s", {})
+        tot = t.get("total") or s["sim_time_s"]
+        trows.append((name, f"{s['sim_time_s']:.4g}", f"{t.get('compute', 0) / tot * 100:.0f} %",
+                      f"{t.get('ghosts', 0) / tot * 100:.0f} % ({t.get('wait', 0) / tot * 100:.0f} % waiting)",
+                      f"{t.get('repartition', 0) / tot * 100:.0f} %", s.get("repartitions", ""),
+                      f"{s['lambda_max_percent']:.1f}", f"{s['lambda_final_percent']:.1f}",
+                      f"{s['wall_s']:.1f}"))
+    L.append(_table(["run", "total (s)", "compute", "ghost exchange", "repartition", "repartitions",
+                     "lambda max (%)", "lambda final (%)", "wall (s)"], trows))
+    L.append("")
+    return L
+
+
+def _scale_section(data, meta, sha, hw):
+    """write's opening: the command, the scale against the study's, what the scale changes, the runs."""
+    sc = meta["scale"]
+    L = []
     L.append("# Validation of demsim against the study")
     L.append("")
     L.append(f"Generated by `{meta['command']}` (builds of commit {meta['commit']}; launcher `{meta['demsim']}`). "
@@ -436,89 +564,7 @@ def write(out, data, figs, meta, hw=None, sens=None, meas=None):
                  "hardware section's own command is given in it)")
     L[-1] += (f". FAILED: {', '.join(meta['failed'])}" if meta["failed"] else "") + "."
     L.append("")
-    L.append("## The study's observations beside the simulator")
-    L.append("")
-    L.append("Times are simulated seconds (SMPI). Gains are (T_NOW - T) / T_NOW. lambda = (L_max / L_avg - 1) x 100 "
-             "on the computational loads; 'over the run' uses each rank's load summed over the run, 'interval' the "
-             "loads of one metrics interval.")
-    L.append("")
-    L.append(_table(["observation (STUDY.md)", "study", "simulator", "difference", "figure"],
-                    [(o, s, m, d, f"[{figs[f]}](figures/{figs[f]})" if f in figs else "-") for o, s, m, d, f in obs]))
-    L.append("")
-    L.append("Other figures of the simulator (the study gives no number for them in STUDY.md):")
-    L.append("")
-    L.append(_table(["figure", "simulator"], other_figures(data, sc)))
-    L.append("")
-    L.append("Mean imbalance under NOW over the run, per case: " +
-             ", ".join(f"{lab} {v:.1f} %" for lab, v in lam.items()) + ".")
-    L.append("")
-    L.append("### Where the time goes (rank 0's timers, simulated s)")
-    L.append("")
-    trows = []
-    for name in sorted(data):
-        s = data[name]["summary"]
-        t = s.get("rank0_timers_s", {})
-        tot = t.get("total") or s["sim_time_s"]
-        trows.append((name, f"{s['sim_time_s']:.4g}", f"{t.get('compute', 0) / tot * 100:.0f} %",
-                      f"{t.get('ghosts', 0) / tot * 100:.0f} % ({t.get('wait', 0) / tot * 100:.0f} % waiting)",
-                      f"{t.get('repartition', 0) / tot * 100:.0f} %", s.get("repartitions", ""),
-                      f"{s['lambda_max_percent']:.1f}", f"{s['lambda_final_percent']:.1f}",
-                      f"{s['wall_s']:.1f}"))
-    L.append(_table(["run", "total (s)", "compute", "ghost exchange", "repartition", "repartitions",
-                     "lambda max (%)", "lambda final (%)", "wall (s)"], trows))
-    L.append("")
-    L += full_length_section(data, sc)
-    L.append("## Figures")
-    L.append("")
-    for key, alt in (("lambda13", "lambda over time, cases 1-3"), ("exec13", "execution time over the run, cases 1-3"),
-                     ("ranks_case1", "case 1 per-rank load, weight, particles"),
-                     ("ranks_case2", "case 2 per-rank load, weight, particles"),
-                     ("ranks_case3", "case 3 per-rank load, weight, particles"),
-                     ("waitcomm3", "case 3 wait and communication per rank"),
-                     ("bars4", "case 4 total time"), ("bars5", "case 5 total time"),
-                     ("lambda5", "case 5 lambda over time"), ("case6", "case 6 total time vs load frequency ratio"),
-                     ("lambda_now", "lambda under NOW for every case"), ("hardware", "hardware validation")):
-        if key in figs:
-            L.append(f"### {alt}")
-            L.append("")
-            L.append(_img(figs, key, alt))
-            L.append("")
-    L.append("## Assessment")
-    L.append("")
-    for b in assessment(data, hw):
-        L.append(f"- {b}")
-    L.append("")
-    if sens and sens.get("data") is not None:
-        L += sensitivity_section(data, sens, figs, hw)
-    if meas and meas.get("data") is not None:
-        L += measured_section(data, meas)
-    L.append("## Calibration")
-    L.append("")
-    L.append("Every model parameter below is read back from `platforms/openstack.xml` (written by "
-             "`platforms/make_platforms.py`, whose comments give the sources) or `sim/cost.c`. The same platform and "
-             "cost model serve every case: `run_validation.py` passes only the scale options (particles, steps, "
-             "repartition period, metrics interval) and, for case 6, the scaled stress periods; nothing is tuned per "
-             "case or per figure.")
-    L.append("")
-    L.append(_table(["parameter", "value", "kind", "source / justification"], cal))
-    L.append("")
-    if hw:
-        L += hardware_section(hw)
-    else:
-        L.append("## Validation on hardware")
-        L.append("")
-        L.append("Not run in this invocation (add `--hardware`, or run `validation/study/hardware.py`).")
-        L.append("")
-    L += beyond_section()
-    L.append("## Limitations and what is missing")
-    L.append("")
-    for b in limitations(sc):
-        L.append(f"- {b}")
-    L.append("")
-    path = os.path.join(out, "REPORT.md")
-    with open(path, "w") as f:
-        f.write("\n".join(L) + "\n")
-    return path
+    return L
 
 
 def quiet_median(runs, watch, typical):
@@ -605,78 +651,7 @@ def hardware_section(hw):
     L.append("")
     p = hw.get("probe", {})
     if p:
-        rows = [("processor (/proc/cpuinfo)", p["cpu"]["text"])] if p.get("cpu", {}).get("text") else []
-        rows += [
-            ("triad bus traffic (write-allocate counted), 1 core", f"{p.get('bw_1core', 0) / 1e9:.2f} GB/s"),
-            (f"triad bus traffic, {p.get('threads_all', '?')} cores", f"{p.get('bw_allcore', 0) / 1e9:.2f} GB/s"),
-            ("FP64 rate, 1 core (FMA loop)", f"{p.get('flops_1core', 0) / 1e9:.1f} Gflop/s"),
-        ] + ([("FP64 rate, 1 core, the same FMA loop in scalar code (its ratio to the vector loop: the lanes the "
-               "datapath carries, the bound of simd_lanes)",
-               f"{p['scalar_1core'] / 1e9:.1f} Gflop/s ({p['flops_1core'] / p['scalar_1core']:.2f} lanes)")]
-             if p.get("scalar_1core") else []) + ([("FP64 rate, 1 core, 8 double8 FMA chains through the OpenCL device "
-               "(validation/lanesprobe: the width the kernels' compiler gives code in lanes of eight)",
-               f"{p['cl_vector_1core'] / 1e9:.1f} Gflop/s ({p['cl_vector_1core'] / p['scalar_1core']:.2f} x the scalar loop)")]
-             if p.get("cl_vector_1core") and p.get("scalar_1core") else []) + ([(
-               "the C reference's pair pass (scalar code) over the kernel's, same particles in contact, 1 core "
-               "(calibrate_cost --reference 1: how many times slower scalar code does the kernels' work here; "
-               "the calibrated platform's simd_lanes: the weight of the search's, binning's and external forces' scalar flops)",
-               f"{p['scalar_over_lanes']:.2f} x" + (f" (before / after the native runs: {p['scalar_over_lanes_first']:.2f} / "
-                                                    f"{p['scalar_over_lanes_again']:.2f}; the quieter probe's kept)"
-                                                    if p.get("scalar_over_lanes_again") else ""))]
-             if p.get("scalar_over_lanes") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
-               "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
-             if p.get("stream_1core") else []) + ([
-            (f"kick-drift's streams, all {p.get('threads_all', '?')} cores at once (the node's bus is the larger of this "
-             "and the triad's)", f"{p['stream_allcore'] / 1e9:.2f} GB/s")] if p.get("stream_allcore") else []) + [
-            ("triad bus traffic, 1 core, next to stress-ng --vm on another core",
-             f"{p.get('bw_1core_next_to_vm', 0) / 1e9:.2f} GB/s"),
-        ]
-        if p.get("gather_1core"):
-            rows += [("random gathers (every one a missed line), 1 core", f"{p['gather_1core'] / 1e9:.2f} GB/s of lines"),
-                     ("lattice-order gathers (7-point stencil through an index list), 1 core: streamed bytes / time",
-                      f"{p['lattice_1core'] / 1e9:.2f} GB/s")]
-        if p.get("kernel_flops_per_cycle"):
-            rows.append(("KERNEL_FLOPS_PER_CYCLE measured in this invocation (contact-force kernel, calibrate_cost)",
-                         f"{p['kernel_flops_per_cycle']:.2f} ({p['kernel_rate'] / 1e9:.2f} Gflop/s per core at "
-                         f"{p['clock_hz'] / 1e9:.2f} GHz"
-                         + (f"; the larger of {p['kernel_flops_per_cycle_first']:.2f} before the native runs and "
-                            f"{p['kernel_flops_per_cycle_again']:.2f} after them"
-                            + (" (both at this clock: the kernel's rate, the FMA loop's larger clock)"
-                               if p.get("kernel_rate_again") else "")
-                            if p.get("kernel_flops_per_cycle_again") else "")
-                         + f"; the cloud's platforms use {_platform_kfpc():.2f}"
-                         + ("; this check's calibrated platform takes the measured value)"
-                            if p.get("platform_takes_measured_constant") else
-                            ", and so did this check's calibrated platform)")))
-        if p.get("kernel_scaling"):
-            rows.append((f"contact-force kernel on all {p.get('threads_all', '?')} cores over one core (calibrate_cost; "
-                         "the 2-rank predictions assume the cores independent: 2.00 on 2 cores)",
-                         f"{p['kernel_scaling']:.2f} x"))
-        if p.get("divider_1core"):
-            rows.append(("divider: divisions and square roots, 1 core (2 roots per division)",
-                         f"{p['divider_1core'] / 1e9:.2f} G lanes/s"))
-        if p.get("flops_allcore_per_thread"):
-            rows.append((f"FP64 rate per core with all {p.get('threads_all', '?')} cores busy (FMA loop): what one "
-                         "core keeps when the others compute too", f"{p['flops_allcore_per_thread'] / 1e9:.1f} Gflop/s "
-                         f"({p['flops_allcore_per_thread'] / p['flops_1core']:.2f} x the 1-core figure)"))
-        if p.get("first_touch"):
-            rows.append(("new memory at its first write (bwprobe --first-touch: a page fault and a zeroed page per "
-                         "4 KiB; bare-metal Linux about 4 GB/s, 1 us a page)",
-                         f"{p['first_touch'] / 1e9:.2f} GB/s ({4096 / p['first_touch'] * 1e6:.1f} us a page)"))
-        if p.get("partition_rate"):
-            rows.append(("Zoltan RCB in the solver's configuration (a short 2-rank native run: time in "
-                         "Zoltan_LB_Partition per call over its particle-levels, the whole call)",
-                         f"{p['partition_rate'] / 1e6:.1f} M particle-levels/s ({1e9 / p['partition_rate']:.0f} ns each)"
-                         + (f"; the larger of {p['partition_rate_first'] / 1e6:.1f} before the native runs and "
-                            f"{p['partition_rate_again'] / 1e6:.1f} after them" if p.get("partition_rate_again") else "")))
-        if p.get("pingpong_ns"):
-            rows.append(("a cache line from core 0 to core 1 and back (bwprobe --pingpong): tens of ns when the cores "
-                         "share a last-level cache, hundreds when not", f"{p['pingpong_ns']:.0f} ns"))
-        for q in p.get("pairs", [])[:1]:
-            rows.append(("MPI ping-pong between two ranks of this machine (demsim probe --quick: Open MPI's shared "
-                         f"memory; the calibrated platform's container links, in place of the {_make_platforms().NET['veth_bw']}, "
-                         f"{_make_platforms().NET['veth_lat']} estimate of a Linux bridge)", f"{q['latency_s'] * 1e6:.2f} us one way, "
-                         f"{q['bandwidth_Bps'] / 1e9:.2f} GB/s at 8 MiB"))
+        rows = _probe_rows(p)
         L.append(_table(["probe (validation/probes/bwprobe.c, calibrate_cost)", "measured"], rows))
         L.append("")
         L.append(f"Calibrated platform: `{hw.get('platform', '')}` (platforms/local.xml's estimates replaced by "
@@ -694,6 +669,31 @@ def hardware_section(hw):
     for n in hw.get("notes", []):
         L.append(f"- {n}")
     L.append("")
+    L += _repeatability(hw)
+    return L
+
+
+BEYOND = [("damping", "DAMPING.md", "damping.png",
+           "Damping oscillations without losing spiky load (the study's open question): policies on spiky loads"),
+          ("partitioners", "PARTITIONERS.md", "partitioners.png",
+           "Does a graph or hypergraph partitioner beat RCB on heterogeneous containers? (the study's open question)"),
+          ("compare-real", "COMPARE.md", "compare_real.png",
+           "Predicted against measured on a real cluster: this machine, two emulated containers (validation/study/compare_real.py)"),
+          ("worksteal", "WORKSTEAL.md", "worksteal.png",
+           "A second workload: work stealing across sites joined by a wide-area network"),
+          ("offload", "OFFLOAD.md", "offload.png",
+           "Remote offload devices: a container's kernels on a remote P100 over the LAN"),
+          ("sites", "SITES.md", "sites.png",
+           "The DEM over two sites joined by a WAN: hierarchical partitioning against flat RCB"),
+          ("ruper", "RUPER.md", "ruper.png",
+           "Speed-report balancing with prediction (RUPER) against NOW, RW and RW5"),
+          ("failure", "FAILURE.md", "failure.png",
+           "A container lost mid-run: the checkpoint interval against the failure rate, with Young and Daly")]
+
+
+def _repeatability(hw):
+    """The repeatability table of the hardware check's invocations (none with a single one)."""
+    L = []
     hist = hw.get("history", [])
     if len(hist) > 1:
         L.append(f"Repeatability: the same check, {len(hist)} invocations on this shared machine (measured value in "
@@ -718,22 +718,81 @@ def hardware_section(hw):
     return L
 
 
-BEYOND = [("damping", "DAMPING.md", "damping.png",
-           "Damping oscillations without losing spiky load (the study's open question): policies on spiky loads"),
-          ("partitioners", "PARTITIONERS.md", "partitioners.png",
-           "Does a graph or hypergraph partitioner beat RCB on heterogeneous containers? (the study's open question)"),
-          ("compare-real", "COMPARE.md", "compare_real.png",
-           "Predicted against measured on a real cluster: this machine, two emulated containers (validation/study/compare_real.py)"),
-          ("worksteal", "WORKSTEAL.md", "worksteal.png",
-           "A second workload: work stealing across sites joined by a wide-area network"),
-          ("offload", "OFFLOAD.md", "offload.png",
-           "Remote offload devices: a container's kernels on a remote P100 over the LAN"),
-          ("sites", "SITES.md", "sites.png",
-           "The DEM over two sites joined by a WAN: hierarchical partitioning against flat RCB"),
-          ("ruper", "RUPER.md", "ruper.png",
-           "Speed-report balancing with prediction (RUPER) against NOW, RW and RW5"),
-          ("failure", "FAILURE.md", "failure.png",
-           "A container lost mid-run: the checkpoint interval against the failure rate, with Young and Daly")]
+def _probe_rows(p):
+    """hardware_section's probe table: (what, measured) of every figure the probe recorded."""
+    rows = [("processor (/proc/cpuinfo)", p["cpu"]["text"])] if p.get("cpu", {}).get("text") else []
+    rows += [
+        ("triad bus traffic (write-allocate counted), 1 core", f"{p.get('bw_1core', 0) / 1e9:.2f} GB/s"),
+        (f"triad bus traffic, {p.get('threads_all', '?')} cores", f"{p.get('bw_allcore', 0) / 1e9:.2f} GB/s"),
+        ("FP64 rate, 1 core (FMA loop)", f"{p.get('flops_1core', 0) / 1e9:.1f} Gflop/s"),
+    ] + ([("FP64 rate, 1 core, the same FMA loop in scalar code (its ratio to the vector loop: the lanes the "
+           "datapath carries, the bound of simd_lanes)",
+           f"{p['scalar_1core'] / 1e9:.1f} Gflop/s ({p['flops_1core'] / p['scalar_1core']:.2f} lanes)")]
+         if p.get("scalar_1core") else []) + ([("FP64 rate, 1 core, 8 double8 FMA chains through the OpenCL device "
+           "(validation/lanesprobe: the width the kernels' compiler gives code in lanes of eight)",
+           f"{p['cl_vector_1core'] / 1e9:.1f} Gflop/s ({p['cl_vector_1core'] / p['scalar_1core']:.2f} x the scalar loop)")]
+         if p.get("cl_vector_1core") and p.get("scalar_1core") else []) + ([(
+           "the C reference's pair pass (scalar code) over the kernel's, same particles in contact, 1 core "
+           "(calibrate_cost --reference 1: how many times slower scalar code does the kernels' work here; "
+           "the calibrated platform's simd_lanes: the weight of the search's, binning's and external forces' scalar flops)",
+           f"{p['scalar_over_lanes']:.2f} x" + (f" (before / after the native runs: {p['scalar_over_lanes_first']:.2f} / "
+                                                f"{p['scalar_over_lanes_again']:.2f}; the quieter probe's kept)"
+                                                if p.get("scalar_over_lanes_again") else ""))]
+         if p.get("scalar_over_lanes") else []) + ([("kick-drift's streams, 1 core (bwprobe --streams: six arrays read, three written back in place; "
+           "the per-core bandwidth is the lower of this and the triad's)", f"{p['stream_1core'] / 1e9:.2f} GB/s")]
+         if p.get("stream_1core") else []) + ([
+        (f"kick-drift's streams, all {p.get('threads_all', '?')} cores at once (the node's bus is the larger of this "
+         "and the triad's)", f"{p['stream_allcore'] / 1e9:.2f} GB/s")] if p.get("stream_allcore") else []) + [
+        ("triad bus traffic, 1 core, next to stress-ng --vm on another core",
+         f"{p.get('bw_1core_next_to_vm', 0) / 1e9:.2f} GB/s"),
+    ]
+    if p.get("gather_1core"):
+        rows += [("random gathers (every one a missed line), 1 core", f"{p['gather_1core'] / 1e9:.2f} GB/s of lines"),
+                 ("lattice-order gathers (7-point stencil through an index list), 1 core: streamed bytes / time",
+                  f"{p['lattice_1core'] / 1e9:.2f} GB/s")]
+    if p.get("kernel_flops_per_cycle"):
+        rows.append(("KERNEL_FLOPS_PER_CYCLE measured in this invocation (contact-force kernel, calibrate_cost)",
+                     f"{p['kernel_flops_per_cycle']:.2f} ({p['kernel_rate'] / 1e9:.2f} Gflop/s per core at "
+                     f"{p['clock_hz'] / 1e9:.2f} GHz"
+                     + (f"; the larger of {p['kernel_flops_per_cycle_first']:.2f} before the native runs and "
+                        f"{p['kernel_flops_per_cycle_again']:.2f} after them"
+                        + (" (both at this clock: the kernel's rate, the FMA loop's larger clock)"
+                           if p.get("kernel_rate_again") else "")
+                        if p.get("kernel_flops_per_cycle_again") else "")
+                     + f"; the cloud's platforms use {_platform_kfpc():.2f}"
+                     + ("; this check's calibrated platform takes the measured value)"
+                        if p.get("platform_takes_measured_constant") else
+                        ", and so did this check's calibrated platform)")))
+    if p.get("kernel_scaling"):
+        rows.append((f"contact-force kernel on all {p.get('threads_all', '?')} cores over one core (calibrate_cost; "
+                     "the 2-rank predictions assume the cores independent: 2.00 on 2 cores)",
+                     f"{p['kernel_scaling']:.2f} x"))
+    if p.get("divider_1core"):
+        rows.append(("divider: divisions and square roots, 1 core (2 roots per division)",
+                     f"{p['divider_1core'] / 1e9:.2f} G lanes/s"))
+    if p.get("flops_allcore_per_thread"):
+        rows.append((f"FP64 rate per core with all {p.get('threads_all', '?')} cores busy (FMA loop): what one "
+                     "core keeps when the others compute too", f"{p['flops_allcore_per_thread'] / 1e9:.1f} Gflop/s "
+                     f"({p['flops_allcore_per_thread'] / p['flops_1core']:.2f} x the 1-core figure)"))
+    if p.get("first_touch"):
+        rows.append(("new memory at its first write (bwprobe --first-touch: a page fault and a zeroed page per "
+                     "4 KiB; bare-metal Linux about 4 GB/s, 1 us a page)",
+                     f"{p['first_touch'] / 1e9:.2f} GB/s ({4096 / p['first_touch'] * 1e6:.1f} us a page)"))
+    if p.get("partition_rate"):
+        rows.append(("Zoltan RCB in the solver's configuration (a short 2-rank native run: time in "
+                     "Zoltan_LB_Partition per call over its particle-levels, the whole call)",
+                     f"{p['partition_rate'] / 1e6:.1f} M particle-levels/s ({1e9 / p['partition_rate']:.0f} ns each)"
+                     + (f"; the larger of {p['partition_rate_first'] / 1e6:.1f} before the native runs and "
+                        f"{p['partition_rate_again'] / 1e6:.1f} after them" if p.get("partition_rate_again") else "")))
+    if p.get("pingpong_ns"):
+        rows.append(("a cache line from core 0 to core 1 and back (bwprobe --pingpong): tens of ns when the cores "
+                     "share a last-level cache, hundreds when not", f"{p['pingpong_ns']:.0f} ns"))
+    for q in p.get("pairs", [])[:1]:
+        rows.append(("MPI ping-pong between two ranks of this machine (demsim probe --quick: Open MPI's shared "
+                     f"memory; the calibrated platform's container links, in place of the {_make_platforms().NET['veth_bw']}, "
+                     f"{_make_platforms().NET['veth_lat']} estimate of a Linux bridge)", f"{q['latency_s'] * 1e6:.2f} us one way, "
+                     f"{q['bandwidth_Bps'] / 1e9:.2f} GB/s at 8 MiB"))
+    return rows
 
 
 def beyond_section():
@@ -893,6 +952,93 @@ def _core_watch_reading(hw, comp, ct):
 def assessment(data, hw):
     """Data-driven reading of the results (bullets)."""
     out = []
+    out += _case1_reading(data)
+    out += [t for t in (_case2_reading(data), _case3_reading(data)) if t]
+    if hw:
+        out += _hardware_reading(hw)
+    return out
+
+
+def _hardware_reading(hw):
+    """assessment's bullets on the hardware check: throughput, stress, core watch, load ratio, bus."""
+    out = []
+    comp = {c["what"]: c for c in hw.get("comparisons", [])}
+    thr = next((c for w, c in comp.items() if "contact: throughput" in w), None)
+    if thr and thr.get("measured"):
+        best = thr.get("measured_fastest") or thr["measured"]
+        f = thr["predicted"] / best
+        head = (f"On this machine the cost model predicts {thr['predicted']:.3g} particle-steps/s for one "
+                f"core (particles in contact) and the real OpenCL code reaches {best:.3g} in its fastest run "
+                f"({thr['measured']:.3g} median): ")
+        if 1.0 / 1.1 <= f <= 1.1:
+            out.append(head + f"the model is within {abs(f - 1.0) * 100:.0f} % of the real code "
+                       f"({'faster' if f > 1.0 else 'slower'}).")
+        elif f > 1.0:
+            out.append(head + f"the model is {f:.1f} x too fast. The stage table of the hardware section says "
+                       "where: the force kernel runs slower in the application (one PoCL thread, 500,000 "
+                       "particles) than validation/calibrate_cost measured it (two threads, 216,000), from which "
+                       "KERNEL_FLOPS_PER_CYCLE comes; the search (a chain of dependent loads per candidate: "
+                       "bucket, index, position) is latency bound and far slower than its flops and traffic; "
+                       "with two ranks, each rank's MPI progress spins on the core its PoCL thread computes on.")
+        else:
+            out.append(head + f"the real kernels are {1.0 / f:.1f} x faster than the model charges.")
+    apart = next((c for w, c in comp.items() if "apart: throughput" in w), None)
+    if apart and apart.get("measured"):
+        fa = apart["predicted"] / (apart.get("measured_fastest") or apart["measured"])
+        if fa > 1.2:
+            out.append(f"With particles apart (no contact forces: the kernels stream particle data) the model "
+                       f"predicts {apart['predicted']:.3g} particle-steps/s and the real code reaches "
+                       f"{apart['measured']:.3g} (median): the model is {fa:.1f} x too fast. The streamed bytes "
+                       "are now counted as the bus moves them (write-allocate; the probe's bus bandwidth), so "
+                       "what is missing is the cost of issuing them: the kernels load 3-vectors per work-item, "
+                       "which PoCL's vectorised work-group loops turn into strided gathers, so the apart kernels "
+                       "are bound by load instructions rather than by DRAM (the probe's lattice gathers reach "
+                       "about half the triad's rate for the same reason).")
+    sl = {w: c for w, c in comp.items() if "slowdown" in w}
+    if sl:
+        parts = []
+        for w, c in sl.items():
+            t = f"{w.split(':')[0]}: measured slowdown {c['measured']:.2f} x (median runs)"
+            lo = c.get("measured_fastest")
+            if lo:
+                t += f", {lo:.2f} x from the fastest runs"
+            t += f"; predicted {c['predicted']:.2f} x"
+            if lo:
+                a_, b_ = sorted((lo, c["measured"]))
+                t += (" (inside the measured range)" if a_ <= c["predicted"] <= b_ * 1.05 else
+                      f" ({'above' if c['predicted'] > b_ else 'below'} the measured range)")
+            parts.append(t)
+        out.append("Co-located memory stress: " + "; ".join(parts) + ". In the model a kernel's traffic follows its "
+                   "compute and shares the bus max-min per core, each core's draw divided by the loaded-latency "
+                   "factor of the others' utilisation; on this virtual machine the two cores are a small slice "
+                   "of a large socket, whose real utilisation the probe cannot see. The spread between median "
+                   "and fastest runs is the noise of this shared machine.")
+    ct = [c for runs in hw.get("core_times", {}).values() for c in runs]
+    if ct:
+        out.append(_core_watch_reading(hw, comp, ct))
+    lr = next((c for w, c in comp.items() if w.startswith("load ratio")), None)
+    sh = [x for k, v in hw.get("cpu_share", {}).items() if k.startswith("2 ranks") for x in v]
+    if lr:
+        txt = (f"Emulated heterogeneity (rank 1 on half a core): measured load ratio rank 1 / rank 0 "
+               f"{lr['measured']:.2f}, predicted {lr['predicted']:.2f} (a half-speed core alone would give 2; "
+               "the model also shares the memory bus between the two ranks)")
+        if sh:
+            txt += f"; the processes of the run got {min(sh):.2f} to {max(sh):.2f} of the two cores"
+        if lr["measured"] < 1.2:
+            txt += (". The heterogeneity was not realised: on this machine, shared with other users, both "
+                    "ranks ended up with about the same share of a core; this check needs a quieter machine")
+        out.append(txt + ".")
+    bw = next((c for w, c in comp.items() if "next to stress-ng" in w), None)
+    if bw:
+        out.append(f"Memory-bus contention alone (the probe's triad beside stress-ng --vm): measured "
+                   f"{bw['measured']:.1f} GB/s, predicted {bw['predicted']:.1f} GB/s "
+                   f"({bw['error']:+.0f} %).")
+    return out
+
+
+def _case1_reading(data):
+    """assessment's case 1 bullet (none without the NOW run): where rank 0's time goes, what RW gains."""
+    out = []
     c1 = data.get("case1-NOW")
     if c1:
         g = _gain(data, "case1-NOW", "case1-RW")
@@ -919,79 +1065,6 @@ def assessment(data, hw):
         else:
             txt += " Case 1 RW run missing."
         out.append(txt)
-    out += [t for t in (_case2_reading(data), _case3_reading(data)) if t]
-    if hw:
-        comp = {c["what"]: c for c in hw.get("comparisons", [])}
-        thr = next((c for w, c in comp.items() if "contact: throughput" in w), None)
-        if thr and thr.get("measured"):
-            best = thr.get("measured_fastest") or thr["measured"]
-            f = thr["predicted"] / best
-            head = (f"On this machine the cost model predicts {thr['predicted']:.3g} particle-steps/s for one "
-                    f"core (particles in contact) and the real OpenCL code reaches {best:.3g} in its fastest run "
-                    f"({thr['measured']:.3g} median): ")
-            if 1.0 / 1.1 <= f <= 1.1:
-                out.append(head + f"the model is within {abs(f - 1.0) * 100:.0f} % of the real code "
-                           f"({'faster' if f > 1.0 else 'slower'}).")
-            elif f > 1.0:
-                out.append(head + f"the model is {f:.1f} x too fast. The stage table of the hardware section says "
-                           "where: the force kernel runs slower in the application (one PoCL thread, 500,000 "
-                           "particles) than validation/calibrate_cost measured it (two threads, 216,000), from which "
-                           "KERNEL_FLOPS_PER_CYCLE comes; the search (a chain of dependent loads per candidate: "
-                           "bucket, index, position) is latency bound and far slower than its flops and traffic; "
-                           "with two ranks, each rank's MPI progress spins on the core its PoCL thread computes on.")
-            else:
-                out.append(head + f"the real kernels are {1.0 / f:.1f} x faster than the model charges.")
-        apart = next((c for w, c in comp.items() if "apart: throughput" in w), None)
-        if apart and apart.get("measured"):
-            fa = apart["predicted"] / (apart.get("measured_fastest") or apart["measured"])
-            if fa > 1.2:
-                out.append(f"With particles apart (no contact forces: the kernels stream particle data) the model "
-                           f"predicts {apart['predicted']:.3g} particle-steps/s and the real code reaches "
-                           f"{apart['measured']:.3g} (median): the model is {fa:.1f} x too fast. The streamed bytes "
-                           "are now counted as the bus moves them (write-allocate; the probe's bus bandwidth), so "
-                           "what is missing is the cost of issuing them: the kernels load 3-vectors per work-item, "
-                           "which PoCL's vectorised work-group loops turn into strided gathers, so the apart kernels "
-                           "are bound by load instructions rather than by DRAM (the probe's lattice gathers reach "
-                           "about half the triad's rate for the same reason).")
-        sl = {w: c for w, c in comp.items() if "slowdown" in w}
-        if sl:
-            parts = []
-            for w, c in sl.items():
-                t = f"{w.split(':')[0]}: measured slowdown {c['measured']:.2f} x (median runs)"
-                lo = c.get("measured_fastest")
-                if lo:
-                    t += f", {lo:.2f} x from the fastest runs"
-                t += f"; predicted {c['predicted']:.2f} x"
-                if lo:
-                    a_, b_ = sorted((lo, c["measured"]))
-                    t += (" (inside the measured range)" if a_ <= c["predicted"] <= b_ * 1.05 else
-                          f" ({'above' if c['predicted'] > b_ else 'below'} the measured range)")
-                parts.append(t)
-            out.append("Co-located memory stress: " + "; ".join(parts) + ". In the model a kernel's traffic follows its "
-                       "compute and shares the bus max-min per core, each core's draw divided by the loaded-latency "
-                       "factor of the others' utilisation; on this virtual machine the two cores are a small slice "
-                       "of a large socket, whose real utilisation the probe cannot see. The spread between median "
-                       "and fastest runs is the noise of this shared machine.")
-        ct = [c for runs in hw.get("core_times", {}).values() for c in runs]
-        if ct:
-            out.append(_core_watch_reading(hw, comp, ct))
-        lr = next((c for w, c in comp.items() if w.startswith("load ratio")), None)
-        sh = [x for k, v in hw.get("cpu_share", {}).items() if k.startswith("2 ranks") for x in v]
-        if lr:
-            txt = (f"Emulated heterogeneity (rank 1 on half a core): measured load ratio rank 1 / rank 0 "
-                   f"{lr['measured']:.2f}, predicted {lr['predicted']:.2f} (a half-speed core alone would give 2; "
-                   "the model also shares the memory bus between the two ranks)")
-            if sh:
-                txt += f"; the processes of the run got {min(sh):.2f} to {max(sh):.2f} of the two cores"
-            if lr["measured"] < 1.2:
-                txt += (". The heterogeneity was not realised: on this machine, shared with other users, both "
-                        "ranks ended up with about the same share of a core; this check needs a quieter machine")
-            out.append(txt + ".")
-        bw = next((c for w, c in comp.items() if "next to stress-ng" in w), None)
-        if bw:
-            out.append(f"Memory-bus contention alone (the probe's triad beside stress-ng --vm): measured "
-                       f"{bw['measured']:.1f} GB/s, predicted {bw['predicted']:.1f} GB/s "
-                       f"({bw['error']:+.0f} %).")
     return out
 
 

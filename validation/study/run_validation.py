@@ -159,32 +159,7 @@ def run_options(scenario, sc):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--scale", choices=sorted(SCALES), default="laptop")
-    ap.add_argument("--out", default=None, help="output directory (default: out/validation-SCALE)")
-    ap.add_argument("-j", "--jobs", type=int, default=2)
-    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"),
-                    help="the SMPI build's launcher")
-    ap.add_argument("--native", default=os.path.join(TOP, "build", "native", "demsim"),
-                    help="the native build (for --hardware)")
-    ap.add_argument("--hardware", action="store_true", help="also run validation/study/hardware.py")
-    ap.add_argument("--commit", default=None,
-                    help="the commit the builds were made from, for the report (default: this tree's HEAD)")
-    ap.add_argument("--resume", "--reuse", dest="reuse", action="store_true",
-                    help="keep runs that already have a summary.json for this scale (resume, or redraw)")
-    ap.add_argument("--full", default=None, metavar="CASES",
-                    help="the cases also run at full length (10,000 steps), comma-separated, '' for none (default: "
-                         "the scale's; study: case1,case3, about an hour of the invocation)")
-    ap.add_argument("--no-sensitivity", action="store_true",
-                    help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 56 runs)")
-    ap.add_argument("--no-measured", action="store_true",
-                    help="skip the second estimate (device.cost = measured, cases 1, 2, 3, 5 under NOW and RW, run one "
-                         "at a time)")
-    ap.add_argument("--local-speed", type=float, default=None,
-                    help="flop/s of one core of this machine for the DEM kernels (device.local_speed); default: the "
-                         "hardware check's measurement (out/hardware/hardware.json)")
-    ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
-    a = ap.parse_args()
+    a = parse_args()
     sc = dict(SCALES[a.scale], name=a.scale)
     if a.full is not None:
         sc["full_cases"] = [c for c in a.full.split(",") if c]
@@ -204,50 +179,9 @@ def main():
     print(f"run_validation.py: scale {a.scale}: {sc['particles']} particles x {sc['steps']} steps, repartition "
           f"every {sc['repartition_every']} steps, {len(runs)} runs on {a.jobs} jobs; outputs in {out}", flush=True)
 
-    hw = None
-    if a.hardware:  # first, while the machine is not busy with the runs below
-        hw_dir = os.path.join(out, "hardware")
-        cmd = [sys.executable, os.path.join(HERE, "hardware.py"), "--out", hw_dir, "--demsim", a.demsim,
-               "--native", a.native]
-        if a.scale == "tiny":
-            cmd.append("--quick")
-        for k, v in sorted(sc.get("hardware", {}).items()):
-            cmd += [f"--{k}", str(v)]
-        print("run_validation.py: " + " ".join(cmd), flush=True)
-        subprocess.run(cmd, check=False)
-    hw_json = os.path.join(out, "hardware", "hardware.json")
-    if os.path.exists(hw_json):
-        with open(hw_json) as f:
-            hw = json.load(f)
+    hw = hardware_check(a, sc, out)
 
-    todo = [(s, p) for s, p in runs if not reusable(a, runs_dir, s, p, *run_options(s, sc)[1:])]
-    t_runs = time.time()
-    rows = []
-    failed = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(sweep.run_one, a.demsim, s, p, runs_dir, run_options(s, sc)[0]): (s, p) for s, p in todo}
-        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-            r = fut.result()
-            rows.append(r)
-            ok = r["status"] == 0
-            if not ok:
-                failed.append(f"{r['scenario']}-{r['policy']}")
-            print(f"[{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
-                  f"{'simulated %.4g s' % r['sim_time_s'] if ok else 'FAILED, see its demsim.log'} "
-                  f"({r['wall_s']:.1f} s wall)", flush=True)
-    runs_wall = time.time() - t_runs
-    timing_path = os.path.join(out, "timing.json")
-    timing = dict(runs_wall_s=runs_wall, runs_executed=len(todo), jobs=a.jobs, command=" ".join(
-        ["validation/study/run_validation.py"] + sys.argv[1:]), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
-    if todo or not os.path.exists(timing_path):
-        with open(timing_path, "w") as f:
-            json.dump(timing, f)
-    else:  # every run reused: report the invocation that ran them
-        with open(timing_path) as f:
-            timing = json.load(f)
-    if failed:
-        print("run_validation.py: failed runs: " + ", ".join(failed), file=sys.stderr)
-
+    todo, failed, runs_wall, timing = run_all(a, sc, runs, runs_dir, out)
 
     sens = None
     if not a.no_sensitivity:
@@ -278,13 +212,102 @@ def main():
     print(f"run_validation.py: {len(figs)} figures in {os.path.join(out, 'figures')}, report {path}; "
           f"{total_wall:.0f} s wall ({runs_wall:.0f} s of runs)", flush=True)
     if a.publish:
-        dst = os.path.join(VALIDATION, "figures")
-        if os.path.isdir(dst):
-            shutil.rmtree(dst)
-        shutil.copytree(os.path.join(out, "figures"), dst)
-        shutil.copy(path, os.path.join(VALIDATION, "REPORT.md"))
-        print(f"run_validation.py: published to {VALIDATION}/REPORT.md and {dst}/")
+        publish(out, path)
     return 1 if failed else 0
+
+
+def parse_args():
+    """run_validation.py's command line."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scale", choices=sorted(SCALES), default="laptop")
+    ap.add_argument("--out", default=None, help="output directory (default: out/validation-SCALE)")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"),
+                    help="the SMPI build's launcher")
+    ap.add_argument("--native", default=os.path.join(TOP, "build", "native", "demsim"),
+                    help="the native build (for --hardware)")
+    ap.add_argument("--hardware", action="store_true", help="also run validation/study/hardware.py")
+    ap.add_argument("--commit", default=None,
+                    help="the commit the builds were made from, for the report (default: this tree's HEAD)")
+    ap.add_argument("--resume", "--reuse", dest="reuse", action="store_true",
+                    help="keep runs that already have a summary.json for this scale (resume, or redraw)")
+    ap.add_argument("--full", default=None, metavar="CASES",
+                    help="the cases also run at full length (10,000 steps), comma-separated, '' for none (default: "
+                         "the scale's; study: case1,case3, about an hour of the invocation)")
+    ap.add_argument("--no-sensitivity", action="store_true",
+                    help="skip the tornado (each calibration constant -20 %% and +20 %%, cases 1, 2, 3, 5; 56 runs)")
+    ap.add_argument("--no-measured", action="store_true",
+                    help="skip the second estimate (device.cost = measured, cases 1, 2, 3, 5 under NOW and RW, run one "
+                         "at a time)")
+    ap.add_argument("--local-speed", type=float, default=None,
+                    help="flop/s of one core of this machine for the DEM kernels (device.local_speed); default: the "
+                         "hardware check's measurement (out/hardware/hardware.json)")
+    ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
+    return ap.parse_args()
+
+
+def hardware_check(a, sc, out):
+    """With --hardware, validation/study/hardware.py into OUT/hardware/ (first, while the machine is not
+    busy with the runs); the hardware.json there (this one's or an earlier one's), or None."""
+    hw = None
+    if a.hardware:  # first, while the machine is not busy with the runs below
+        hw_dir = os.path.join(out, "hardware")
+        cmd = [sys.executable, os.path.join(HERE, "hardware.py"), "--out", hw_dir, "--demsim", a.demsim,
+               "--native", a.native]
+        if a.scale == "tiny":
+            cmd.append("--quick")
+        for k, v in sorted(sc.get("hardware", {}).items()):
+            cmd += [f"--{k}", str(v)]
+        print("run_validation.py: " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, check=False)
+    hw_json = os.path.join(out, "hardware", "hardware.json")
+    if os.path.exists(hw_json):
+        with open(hw_json) as f:
+            hw = json.load(f)
+    return hw
+
+
+def run_all(a, sc, runs, runs_dir, out):
+    """The runs not already there (reusable), a.jobs at a time, one line each; OUT/timing.json.
+    Returns (the runs executed, the failed ones' names, their wall time, the timing record)."""
+    todo = [(s, p) for s, p in runs if not reusable(a, runs_dir, s, p, *run_options(s, sc)[1:])]
+    t_runs = time.time()
+    rows = []
+    failed = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        futs = {ex.submit(sweep.run_one, a.demsim, s, p, runs_dir, run_options(s, sc)[0]): (s, p) for s, p in todo}
+        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+            r = fut.result()
+            rows.append(r)
+            ok = r["status"] == 0
+            if not ok:
+                failed.append(f"{r['scenario']}-{r['policy']}")
+            print(f"[{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
+                  f"{'simulated %.4g s' % r['sim_time_s'] if ok else 'FAILED, see its demsim.log'} "
+                  f"({r['wall_s']:.1f} s wall)", flush=True)
+    runs_wall = time.time() - t_runs
+    timing_path = os.path.join(out, "timing.json")
+    timing = dict(runs_wall_s=runs_wall, runs_executed=len(todo), jobs=a.jobs, command=" ".join(
+        ["validation/study/run_validation.py"] + sys.argv[1:]), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    if todo or not os.path.exists(timing_path):
+        with open(timing_path, "w") as f:
+            json.dump(timing, f)
+    else:  # every run reused: report the invocation that ran them
+        with open(timing_path) as f:
+            timing = json.load(f)
+    if failed:
+        print("run_validation.py: failed runs: " + ", ".join(failed), file=sys.stderr)
+    return todo, failed, runs_wall, timing
+
+
+def publish(out, path):
+    """--publish: the report and its figures copied to validation/ (the committed report)."""
+    dst = os.path.join(VALIDATION, "figures")
+    if os.path.isdir(dst):
+        shutil.rmtree(dst)
+    shutil.copytree(os.path.join(out, "figures"), dst)
+    shutil.copy(path, os.path.join(VALIDATION, "REPORT.md"))
+    print(f"run_validation.py: published to {VALIDATION}/REPORT.md and {dst}/")
 
 
 # The tornado: every calibration constant of platforms/make_platforms.py moved by -20 % and +20 %
