@@ -29,7 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "scenarios"))
-from sweep import POLICY_SCALES as SCALES, bar_panels, fmt, policy_args, run_one, run_policies, scale_args, summary_of  # noqa: E402,E501
+from sweep import (POLICY_SCALES as SCALES, bar_panels, finish_policy_study, fmt, policy_args,  # noqa: E402
+                   run_one, run_policies, scale_args, summary_of)
 from make_scenarios import INTERVAL_FULL_S  # noqa: E402
 
 POLICIES = ["NOW", "RW", "RW5", "EWMA", "PI"]
@@ -157,11 +158,8 @@ def main():
     for s in scenarios:
         lines += table(s, res, a.policies)
     lines += ["## Which policy when", ""] + advice(res, scenarios, a.policies) + [""]
-    with open(os.path.join(a.out, "DAMPING.md"), "w") as f:
-        f.write("\n".join(lines))
-    figure(res, scenarios, a.policies, os.path.join(a.out, "damping.png"))
-    print(f"damping.py: {os.path.join(a.out, 'DAMPING.md')}, {os.path.join(a.out, 'damping.png')}")
-    return 1 if failed else 0
+    return finish_policy_study(a, "damping", lines, "DAMPING.md", "damping.png",
+                               lambda path: figure(res, scenarios, a.policies, path), failed)
 
 
 if __name__ == "__main__":

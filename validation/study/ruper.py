@@ -21,7 +21,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from sweep import POLICY_SCALES as SCALES, bar_panels, fmt, policy_args, run_policies, summary_of  # noqa: E402
+from sweep import (POLICY_SCALES as SCALES, bar_panels, finish_policy_study, fmt, policy_args,  # noqa: E402
+                   run_policies, summary_of)
 
 SCENARIOS = ["case1", "case2", "case5-stress1", "case6-ratio50"]
 POLICIES = ["NOW", "RW", "RW5", "RUPER"]
@@ -151,11 +152,8 @@ def main():
     for s in scenarios:
         lines += table(s, res, a.policies)
     lines += ["## What the figures say", ""] + findings(res, scenarios, a.policies) + ["", "![RUPER](ruper.png)", ""]
-    with open(os.path.join(a.out, "RUPER.md"), "w") as f:
-        f.write("\n".join(lines))
-    figure(res, scenarios, a.policies, os.path.join(a.out, "ruper.png"))
-    print(f"ruper.py: {os.path.join(a.out, 'RUPER.md')}, {os.path.join(a.out, 'ruper.png')}")
-    return 1 if failed else 0
+    return finish_policy_study(a, "ruper", lines, "RUPER.md", "ruper.png",
+                               lambda path: figure(res, scenarios, a.policies, path), failed)
 
 
 if __name__ == "__main__":

@@ -179,6 +179,15 @@ def run_policies(a, runs, scenario_file, collect):
     return res, failed
 
 
+def finish_policy_study(a, name, lines, md, png, draw, failed):
+    """A policy study's end: lines into OUT/md, draw(OUT/png), both named; the exit status."""
+    with open(os.path.join(a.out, md), "w") as f:
+        f.write("\n".join(lines))
+    draw(os.path.join(a.out, png))
+    print(f"{name}.py: {os.path.join(a.out, md)}, {os.path.join(a.out, png)}")
+    return 1 if failed else 0
+
+
 def fmt(v, spec):
     return "-" if v is None or v != v else format(v, spec)
 
