@@ -92,7 +92,7 @@ case "$mode" in
   run)
     build smpi
     # the default scenario (the study's case 1, shortened) under NOW and RW, side by side
-    exec /usr/bin/python3 "$top/validation/compare.py" "$top/scenarios/default.cfg" --policies NOW RW \
+    exec /usr/bin/python3 "$top/validation/study/compare.py" "$top/scenarios/default.cfg" --policies NOW RW \
       --out "${DEMSIM_OUT:-$top/out/default}";;
   test)
     build smpi; build native

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # 1. KERNEL_FLOPS_PER_CYCLE: FP64 operations per core clock cycle that the DEM contact kernels
 #    sustain, divisions and square roots apart (those go through the divider, whose rate is a
 #    fact of each core: DIVIDER below). MEASURED on the development machine by
-#    `validation/hardware.py --calibrate-only`: the contact-force kernel (dem_forces_all, 216,000
+#    `validation/study/hardware.py --calibrate-only`: the contact-force kernel (dem_forces_all, 216,000
 #    particles in contact, both cores, best of 10 through validation/calibrate_cost) less the
 #    model's memory term (its cache-line traffic over the probe's bus bandwidth) and its
 #    divisions and square roots at the probe's divider rate, per core, over the core clock
@@ -101,7 +101,7 @@ def gather_bw(fill_buffers, cycles, ns, ghz):
 # per division, cycles per lane: Skylake (2 x 12 + 8) / 12 = 2.67, Haswell (2 x 28 + 28) / 12 = 7.
 SKYLAKE_DIVIDER_CYCLES = (2 * 12 + 8) / 12
 HASWELL_DIVIDER_CYCLES = (2 * 28 + 28) / 12
-# This machine's (AMD EPYC, 2 cores, AVX-512): validation/bwprobe.c's divider loop (2 square
+# This machine's (AMD EPYC, 2 cores, AVX-512): validation/probes/bwprobe.c's divider loop (2 square
 # roots per division, 8 lanes) on one core, 6 runs on 2026-12-04: 4.33-4.46e9 lanes/s (0.78
 # cycles per lane at 3.4-3.5 GHz, a divider 3.4 x Skylake's per cycle).
 LOCAL_DIVIDER_RATE = 4.4e9
@@ -112,7 +112,7 @@ LOCAL_DIVIDER_RATE = 4.4e9
 # lanes per instruction (Intel 64 and IA-32 Architectures Optimization Reference Manual, the
 # Skylake and Haswell microarchitecture chapters: 2 x 256-bit FMA ports). Measured on the
 # development machine of 2026-12-05 (AMD EPYC, Zen 4: 512-bit instructions issue as two 256-bit
-# halves) by validation/bwprobe.c, vector FMA loop over the same loop in scalar code: 58.7 /
+# halves) by validation/probes/bwprobe.c, vector FMA loop over the same loop in scalar code: 58.7 /
 # 14.7 GF/s = 3.99 (a Zen 5 core: 7.9, where it overstates scalar code's weight; BENCHMARKS.md).
 SIMD_LANES_AVX2 = 4
 FLAT_LATENCY = "0:1"
@@ -211,7 +211,7 @@ STORAGE_DOC = ["storage_bw 200 MB/s (checkpoints): ESTIMATE, a SATA disk's seque
 FIRST_TOUCH_BW = 4096 / 1.013e-6
 FIRST_TOUCH_DOC = [f"first_touch_bw {FIRST_TOUCH_BW / 1e9:.2f} GB/s (new memory, a page fault per 4 KiB): ESTIMATE, a",
                    "published median of 1.0 us per minor fault on a Core i7 under Linux 6.6 (bare metal)."]
-# This machine's (validation/bwprobe.c --first-touch: 256 MiB of a fresh anonymous mapping
+# This machine's (validation/probes/bwprobe.c --first-touch: 256 MiB of a fresh anonymous mapping
 # written a byte per page, best of 3, CPU 0 and CPU 1, on 2026-12-05): 0.36-0.38 GB/s, 11 us a
 # page -- a guest of the PVM hypervisor (dmesg), whose page faults leave the guest -- an order
 # of magnitude above bare metal; with 2 MiB pages (madvise MADV_HUGEPAGE) 17 GB/s.
@@ -364,7 +364,7 @@ WIDE_AREA_PROP = '<prop id="wide_area" value="1"/>'
 # Two sites (twosite()): the WAN between their gateways, defaults of the committed platform.
 # 10 ms one way: ESTIMATE for two data centres about 1,000 km apart (light in fibre covers
 # 1,000 km in 5 ms; fibre routes run 1.5-2x the great-circle distance). 1 Gbit/s: ESTIMATE, a
-# site uplink of the study's own Ethernet rate. validation/sites.py sweeps both.
+# site uplink of the study's own Ethernet rate. validation/study/sites.py sweeps both.
 WAN_LATENCY = 0.010
 WAN_BANDWIDTH = 125e6
 
@@ -403,19 +403,19 @@ def simple_node(name, ntype, bw, flops, core_bw, containers, doc, latency=0.0, l
 def local():
     header = [
         "This development machine: 2 cores, one memory bus. ALL FIGURES ARE ESTIMATES, to be",
-        "replaced by the probe's measurements (validation/hardware.py writes local-calibrated.xml).",
+        "replaced by the probe's measurements (validation/study/hardware.py writes local-calibrated.xml).",
         "Written by platforms/make_platforms.py.",
         "Memory bandwidth 26 GB/s: bus traffic of the triad of these 2-core machines (18-20 GB/s as",
         "STREAM counts it, FACTS.md, x 4/3 for write-allocate). Per-core bandwidth 18 GB/s, missed",
-        "gathers 4 GB/s per core (validation/bwprobe.c --gather on such a machine: 3.8 GB/s).",
+        "gathers 4 GB/s per core (validation/probes/bwprobe.c --gather on such a machine: 3.8 GB/s).",
         "Last-level cache 16 MiB: ESTIMATE (half the 32 MiB L3 the VM reports; other tenants share it).",
         "Core rate for the DEM kernels: 3.0 GHz (bwprobe's FMA loop: 48 GF/s at 16 flop/cycle, AVX2)",
         "x KERNEL_FLOPS_PER_CYCLE.",
-        f"Divider {LOCAL_DIVIDER_RATE / 1e9:.3g} G lanes/s per core (validation/bwprobe.c's divide / square-root loop).",
+        f"Divider {LOCAL_DIVIDER_RATE / 1e9:.3g} G lanes/s per core (validation/probes/bwprobe.c's divide / square-root loop).",
         f"simd_lanes {SIMD_LANES_AVX2}: bwprobe's vector FMA loop over its scalar one (make_platforms.py).",
         "launch_latency 5 us: ESTIMATE (OpenCL CPU runtime).",
         f"first_touch_bw {LOCAL_FIRST_TOUCH_BW / 1e9:.2f} GB/s: new memory costs 11 us a 4 KiB page on this VM (PVM guest;",
-        "validation/bwprobe.c --first-touch), against about 1 us on bare metal.",
+        "validation/probes/bwprobe.c --first-touch), against about 1 us on bare metal.",
     ] + STORAGE_DOC + [
         "Hosts: local-0 and local-1 are one core each (one rank per core); local is both cores.",
     ]
@@ -581,7 +581,7 @@ def measured_core_bw(triad_1core, streams_1core, node_bw):
     """One core's bandwidth for the DEM kernels on a measured machine: the lower of bwprobe's
     triad (three streams) and its --streams (kick-drift's six in, three out: as many as the
     kernels keep open), at most the node's; without the streams figure (a probe of before it),
-    the triad's. Used by probed platforms and validation/hardware.py's calibrated one."""
+    the triad's. Used by probed platforms and validation/study/hardware.py's calibrated one."""
     return min(triad_1core, streams_1core or triad_1core, node_bw)
 
 
@@ -681,7 +681,7 @@ def from_probe(probe_path, hostmap=None):
 # workloads/nqueens under SMPI: smpirun --cfg=smpi/host-speed:THIS_MACHINE_HZ turns the measured
 # CPU time of every computation into this machine's cycles, which a host of speed S runs in
 # cycles / S seconds). 1 GHz: ESTIMATE, a round reference core; the sweep
-# (validation/worksteal.py) passes its own.
+# (validation/study/worksteal.py) passes its own.
 SITE_HOST_SPEED = 1e9
 
 

@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Simulated seconds of one repartition interval (1,000 steps) of case 6 without stress under NOW
 # at the full scale: 0.0267 s per step, measured with
 #   demsim run scenarios/case6-ratio0.cfg --particles 500000 --steps 20 --repartition-every 10 --policy NOW
-# The spiky family's periods are multiples of it; validation/damping.py rescales them to the
+# The spiky family's periods are multiples of it; validation/study/damping.py rescales them to the
 # interval it measures at the scale it runs.
 INTERVAL_FULL_S = 26.7
 # The spiky family: (period in repartition intervals, duty cycle in %)

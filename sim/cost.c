@@ -67,14 +67,14 @@
  * lattice, one process cutting 2, 4, 8 and 16 parts, best of 3, on the 2-core development
  * machine: 302, 366, 485 and 433 ns per particle for 1+1 ... 1+4 levels. Part of that is not
  * Zoltan's arithmetic but its scratch: every call allocates its dots afresh, and that machine
- * (a PVM guest) maps new memory at 11 us a 4 KiB page. validation/rcbprobe.c counts the page
+ * (a PVM guest) maps new memory at 11 us a 4 KiB page. validation/probes/rcbprobe.c counts the page
  * faults of a call: 6,450-6,600 at 4 to 16 parts, 53 B per particle (RCB_FRESH_BYTES below),
  * 143 ns per particle there. Without them: 159, 223, 342, 290 ns, 80, 74, 86, 58 ns per
  * particle-level, 75 on average. (rcbprobe's own calls, without the solver's weights and
  * callbacks, take 196-213 ns per particle at 4-16 parts, idle, 2026-12-05, of which the faults
  * are 143: the solver's configuration costs more, and its figures are kept.) RCB is not a
  * streaming loop (callbacks, median iterations): its time follows the core's clock, so it is
- * charged as compute: 75 ns x 3.28 GHz (that machine's clock, validation/hardware.py's probe) =
+ * charged as compute: 75 ns x 3.28 GHz (that machine's clock, validation/study/hardware.py's probe) =
  * 246 cycles, in the platforms' flops at KERNEL_FLOPS_PER_CYCLE = 3.10 flops per cycle
  * (platforms/make_platforms.py): 763 flops (681 at 2.77, 600 at 2.41: the cycles are
  * the measurement, the flops follow the constant). Beside it the dots' coordinates, weight and ids are
@@ -82,7 +82,7 @@
  * bare-metal host maps it ten times faster than that VM). (Charged before as 1,200 flops with
  * the faults inside, and before that as 1,300 B of memory traffic, 120 ns at 11 GB/s.)
  * These figures are one processor's: on an AMD EPYC family 25 (Zen 4) core the solver's call
- * takes about 30 ns a particle-level, faults included (validation/hardware.py, 2026-12-05),
+ * takes about 30 ns a particle-level, faults included (validation/study/hardware.py, 2026-12-05),
  * against about 80 that they charge at that core's rate. A platform that measured its own
  * Zoltan (host property partition_rate, sim/host.h) is charged that instead (sim/clock.c). */
 #define RCB_FLOPS_PER_PARTICLE_LEVEL 763.0

@@ -20,7 +20,7 @@
  *                     costs nothing
  *   partition_rate (1/s) particle-levels per second of the solver's Zoltan RCB call on one core
  *                     (the whole call: its arithmetic, traffic and its scratch's page faults),
- *                     measured on this host (validation/hardware.py); optional: without it a
+ *                     measured on this host (validation/study/hardware.py); optional: without it a
  *                     partition is charged by sim/cost.c's counts (RCB_*, calibrated on one host)
  *   simd_lanes         how many times longer scalar code takes than code in lanes for the same
  *                     flops, at most the FP64 lanes of the core's vector datapath (4 on a 256-bit

@@ -3,7 +3,7 @@
  *   leader (the lowest rank of a node) may place its measurements on any core. The other ranks
  *   of a node only wait: a host listed twice is there for the intra-node pair.
  * - Every measurement of a node is a child process with its own affinity (sched_setaffinity
- *   between fork and exec): bwprobe (validation/bwprobe.c, built as demsim-bwprobe beside
+ *   between fork and exec): bwprobe (validation/probes/bwprobe.c, built as demsim-bwprobe beside
  *   demsim) for memory and FP64, stress-ng beside it for the co-located case, and demsim
  *   itself (`run`, one rank) for the DEM kernels on k cores with PoCL limited to k compute
  *   units. The children get this process's environment without Open MPI's variables, or a

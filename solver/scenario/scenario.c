@@ -767,7 +767,7 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
                 "device.backend = \"opencl\" (got \"%s\")", f, s->backend);
   if (strcmp(s->device_cost, "measured") == 0 && !(s->local_speed > 0))
     return dem_fail(err, errlen, "%s: key 'device.local_speed': device.cost = \"measured\" needs the DEM kernels' rate "
-                "of one core of this machine in flop/s, in the platforms' unit: its clock (`validation/hardware.py "
+                "of one core of this machine in flop/s, in the platforms' unit: its clock (`validation/study/hardware.py "
                 "--calibrate-only` prints it) x KERNEL_FLOPS_PER_CYCLE (platforms/make_platforms.py), e.g. 4.1e9", f);
   if (s->server[0] && strcmp(s->device_cost, "measured") == 0)
     return dem_fail(err, errlen, "%s: key 'device.server' = \"%s\": device.cost = \"measured\" times a local device; "

@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""CTest check of `demsim probe` (native build) on this machine.
+
+    tests/scripts/check_probe.py --demsim build/native/demsim --out DIR
+
+1. Bad input exits with 2 before anything runs: an unknown option, --particles 0, --steps x,
+   an empty host in --hosts.
+2. `demsim probe --quick --out DIR/node`: DIR/node/probe.json has the format's keys, one node
+   with rank 0, cores >= 1, bandwidths above 1e8 B/s, a positive FP64 rate, a DEM kernel rate
+   on 1 core, at least one OpenCL device, and a date that parses.
+3. `demsim probe --quick --no-kernels --hosts localhost,localhost --out DIR/pair`: one node
+   holding ranks 0 and 1, one pair on the same node, with a positive latency and a bandwidth
+   above 1e8 B/s.
+Exit status 0 when all hold, else 1 (each failure printed).
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+import checking
+
+NODE_KEYS = ["name", "ranks", "cores", "cpu_model", "llc_bytes", "mem_bytes", "triad_1core_Bps", "triad_allcore_Bps",
+             "triad_1core_stressed_Bps", "stress", "gather_1core_Bps", "lattice_1core_Bps", "streams_1core_Bps",
+             "flops_peak_1core",
+             "vector_lanes", "divider_1core", "kernel_rate", "opencl_devices", "commands"]
+TOP_KEYS = ["format", "date", "command", "demsim", "options", "nodes", "pairs"]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"check_probe.py: FAIL: {what}")
+
+
+def probe(demsim, args):
+    cmd = [demsim, "probe"] + args
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+    print(f"$ {' '.join(cmd)}  -> {p.returncode}\n{p.stdout[-3000:]}")
+    return p
+
+
+def bad_input(demsim, out):
+    for args in (["--bogus"], ["--particles", "0"], ["--steps", "x"], ["--hosts", "a,,b"], ["extra"]):
+        p = probe(demsim, args + ["--out", os.path.join(out, "bad")])
+        check(p.returncode == 2, f"probe {' '.join(args)}: exit status {p.returncode}, expected 2")
+        check("probe:" in p.stdout, f"probe {' '.join(args)}: no message naming the command")
+    check(not os.path.exists(os.path.join(out, "bad")), "bad input created the output directory")
+
+
+def load(demsim, out, args):
+    p = probe(demsim, args + ["--out", out])
+    check(p.returncode == 0, f"probe {' '.join(args)}: exit status {p.returncode}")
+    path = os.path.join(out, "probe.json")
+    if not os.path.exists(path):
+        check(False, f"{path} not written")
+        return None
+    with open(path) as f:
+        d = json.load(f)
+    for k in TOP_KEYS:
+        check(k in d, f"{path}: key '{k}' missing")
+    check(d.get("format") == "demsim-probe-1", f"{path}: format {d.get('format')!r}")
+    try:
+        datetime.datetime.strptime(d.get("date", ""), "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        check(False, f"{path}: date {d.get('date')!r} does not parse")
+    check(d.get("options", {}).get("quick") is True, f"{path}: options.quick is not true")
+    for n in d.get("nodes", []):
+        for k in NODE_KEYS:
+            check(k in n, f"{path}: node key '{k}' missing")
+        check(n.get("cores", 0) >= 1, f"{path}: cores {n.get('cores')}")
+        for k in ("triad_1core_Bps", "triad_allcore_Bps", "gather_1core_Bps", "lattice_1core_Bps", "streams_1core_Bps"):
+            check((n.get(k) or 0) > 1e8, f"{path}: {k} = {n.get(k)}, expected > 1e8 B/s")
+        check((n.get("flops_peak_1core") or 0) > 1e8, f"{path}: flops_peak_1core = {n.get('flops_peak_1core')}")
+        check((n.get("divider_1core") or 0) > 1e7, f"{path}: divider_1core = {n.get('divider_1core')}, expected > 1e7")
+        check((n.get("mem_bytes") or 0) > 1e8, f"{path}: mem_bytes = {n.get('mem_bytes')}")
+        if n.get("cores", 0) >= 2:
+            check((n.get("triad_1core_stressed_Bps") or 0) > 1e8 or n.get("stress_skipped"),
+                  f"{path}: triad_1core_stressed_Bps = {n.get('triad_1core_stressed_Bps')} and no reason")
+        check(len(n.get("opencl_devices", [])) >= 1, f"{path}: no OpenCL device listed")
+        for dev in n.get("opencl_devices", []):
+            check(dev.get("type") in ("cpu", "gpu", "accelerator", "other") and dev.get("compute_units", 0) >= 1,
+                  f"{path}: OpenCL device {dev}")
+    return d
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--demsim", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    # the probe's mpirun must not take the test's own MPI environment for its own
+    for k in [k for k in os.environ if k.startswith(("OMPI_", "PMIX_", "OPAL_", "ORTE_"))]:
+        del os.environ[k]
+    bad_input(a.demsim, a.out)
+
+    d = load(a.demsim, os.path.join(a.out, "node"), ["--quick"])
+    if d:
+        check(len(d["nodes"]) == 1 and d["nodes"][0].get("ranks") == [0], f"one node with rank 0: {d['nodes']}")
+        check(d["pairs"] == [], "one rank, yet pairs")
+        for n in d["nodes"]:
+            one = [k for k in n.get("kernel_rate", []) if k.get("cores") == 1]
+            check(one and (one[0].get("particle_steps_per_s") or 0) > 0 and (one[0].get("loop_s") or 0) > 0,
+                  f"kernel rate on 1 core: {n.get('kernel_rate')}")
+            check(n.get("kernel_rate", [{}])[-1].get("cores") == n.get("cores"),
+                  f"no kernel rate on all {n.get('cores')} cores: {n.get('kernel_rate')}")
+
+    d = load(a.demsim, os.path.join(a.out, "pair"), ["--quick", "--no-kernels", "--hosts", "localhost,localhost"])
+    if d:
+        check(len(d["nodes"]) == 1 and d["nodes"][0].get("ranks") == [0, 1], f"one node with ranks [0, 1]: {d['nodes']}")
+        check(len(d["pairs"]) == 1, f"one pair expected: {d['pairs']}")
+        for p in d["pairs"]:
+            check(p.get("rank_a") == 0 and p.get("rank_b") == 1 and p.get("same_node") is True, f"pair {p}")
+            check((p.get("latency_s") or 0) > 0, f"latency {p.get('latency_s')}")
+            check((p.get("bandwidth_Bps") or 0) > 1e8, f"bandwidth {p.get('bandwidth_Bps')}")
+            check([s.get("bytes") for s in p.get("sizes", [])] == [8, 1024, 65536, 1048576, 8388608],
+                  f"sizes {p.get('sizes')}")
+            check(all((s.get("one_way_s") or 0) > 0 for s in p.get("sizes", [])), f"one-way times {p.get('sizes')}")
+    return checking.tally("check_probe.py", failures, "OK")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

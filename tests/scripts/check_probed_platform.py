@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Test (CTest validation_probed_platform, SMPI build): a platform written from a probe file runs.
+
+platforms/make_platforms.py --probe validation/data/probe-example.json --hostmap MAP writes a
+platform whose figures are the probe's (checked against the file: bus, per-core bandwidth (the
+lower of the triad and kick-drift's streams, where the file has them),
+gathers, core rate = clock x KERNEL_FLOPS_PER_CYCLE, network from the ping-pongs), on which every
+container of the map is a host with its core count (a neighbour given a rank container's cores
+marked as sharing them); a 2-rank scenario with a memory stress on a
+neighbour of the map then runs under SMPI, the stressed rank's load above the other's. Bad inputs
+(a host the probe does not know, a file that is not a probe) fail with a message.
+
+    check_probed_platform.py --demsim build/smpi/demsim --out DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import checking
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+MP = os.path.join(TOP, "platforms", "make_platforms.py")
+EXAMPLE = os.path.join(TOP, "validation", "data", "probe-example.json")
+sys.path.insert(0, os.path.join(TOP, "platforms"))
+import make_platforms  # noqa: E402
+
+MAP = """# c0 on node-a (one core); c1 on node-b (two cores) beside a stressed neighbour s1
+hostmap = (
+  { container = "c0"; host = "node-a"; cores = "0"; },
+  { container = "c1"; host = "node-b"; cores = "0-1"; },   // two cores
+  { container = "s1"; host = "node-b"; cores = "1-2"; }     // shares c1's core 1
+);
+"""
+
+SCENARIO = """name = "probed";
+problem = {{ box = 1.0; fill = 0.5; particles = 8000; diameter_ratio = 1.001; }};
+material = {{ youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; density = 2500.0; }};
+time = {{ dt = 1.0e-8; steps = 20; }};
+run = {{ ranks = 2; policy = "NOW"; repartition_every = 100; }};
+platform = {{ file = "{platform}"; hosts = ["c0", "c1"]; }};
+stress = ( {{ host = "s1"; kind = "vm"; workers = 2; bytes = 1.0e9; }} );
+output = {{ dir = "{out}"; metrics_every = 10; }};
+"""
+
+
+def main():
+    a = checking.args(__doc__)
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+
+    hostmap = os.path.join(a.out, "map.cfg")
+    with open(hostmap, "w") as f:
+        f.write(MAP)
+    xml = os.path.join(a.out, "platform.xml")
+    p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--hostmap", hostmap, "--out", xml],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(p.returncode == 0, f"make_platforms --probe failed: {p.stdout}")
+    pr = json.load(open(EXAMPLE))
+    hosts = {h.get("id"): h for h in ET.parse(xml).getroot().iter("host")}
+    props = {k: {q.get("id"): q.get("value") for q in h.iter("prop")} for k, h in hosts.items()}
+    links = {l.get("id"): l for l in ET.parse(xml).getroot().iter("link")}
+    for n in pr["nodes"]:
+        name = n["name"]
+        check(float(hosts[f"{name}-membus"].get("speed").rstrip("f")) == n["triad_allcore_Bps"], f"{name}-membus speed")
+        clock = n["flops_peak_1core"] / (4 * n["vector_lanes"])
+        speed = float(hosts[name].get("speed").rstrip("f"))
+        check(abs(speed / (clock * make_platforms.KERNEL_FLOPS_PER_CYCLE) - 1) < 1e-5, f"{name} speed {speed}")
+        check(hosts[name].get("core") == str(n["cores"]), f"{name} cores")
+        check(all(f"{name}-{i}" in hosts for i in range(n["cores"])), f"{name}-i single-core hosts")
+        # the lower of the triad's and kick-drift's streams' (node-b's file has the streams below its triad;
+        # node-a's has none, as a probe file of before the figure)
+        core = min(n["triad_1core_Bps"], n.get("streams_1core_Bps") or n["triad_1core_Bps"], n["triad_allcore_Bps"])
+        check(float(props[name]["core_bw"]) == core, f"{name} core_bw {props[name]['core_bw']}, expected {core}")
+        check(float(props[name]["core_gather_bw"]) == n["gather_1core_Bps"], f"{name} core_gather_bw")
+        if n.get("divider_1core"):
+            check(abs(float(props[name]["divider_rate"]) / n["divider_1core"] - 1) < 1e-5, f"{name} divider_rate")
+    check(hosts["c0"].get("core") == "1" and props["c0"]["node"] == "node-a", "c0: 1 core on node-a")
+    check(hosts["c1"].get("core") == "2" and props["c1"]["node"] == "node-b", "c1: 2 cores on node-b")
+    check(props["s1"]["membus"] == "node-b-membus", "s1 shares node-b's bus")
+    check(props["s1"].get("shares_cores_with") == "c1", "s1 shares c1's cores")
+    check("shares_cores_with" not in props["c0"], "c0 shares no core")
+    # network: intra pair 0.6 us one way = 2 veth links; inter 51 us = 2 veth + 2 NIC
+    check(abs(float(links["c0-veth"].get("latency").rstrip("s")) - 3e-7) < 1e-12, "veth latency")
+    check(abs(float(links["node-a-nic"].get("latency").rstrip("s")) - (5.2e-5 - 6e-7) / 2) < 1e-9, "NIC latency")
+    check(float(links["node-a-nic"].get("bandwidth").rstrip("Bps")) == 1.17e8, "NIC bandwidth")
+
+    cfg = os.path.join(a.out, "probed.cfg")
+    with open(cfg, "w") as f:
+        f.write(SCENARIO.format(platform=xml, out=os.path.join(a.out, "run")))
+    p = subprocess.run([a.demsim, "run", cfg, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(p.returncode == 0, f"SMPI run on the probed platform failed: {p.stdout[-2000:]}")
+    if p.returncode == 0:
+        s = json.load(open(os.path.join(a.out, "run", "summary.json")))
+        check([r["host"] for r in s["per_rank"]] == ["c0", "c1"], "ranks on c0, c1")
+        check(s["sim_time_s"] > 0, "simulated time")
+
+    bad = os.path.join(a.out, "bad-map.cfg")
+    with open(bad, "w") as f:
+        f.write('hostmap = ( { container = "c0"; host = "elsewhere"; cores = "0"; } );\n')
+    p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--hostmap", bad, "--out", xml + ".bad"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(p.returncode != 0 and "elsewhere" in p.stdout, f"unknown host not reported: {p.stdout}")
+    p = subprocess.run([sys.executable, MP, "--probe", hostmap, "--out", xml + ".bad"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(p.returncode != 0, "a file that is not a probe accepted")
+    for f_ in failures:
+        print("FAIL:", f_)
+    print("check_probed_platform:", "ok" if not failures else f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""Predicted against measured on your own cluster: one scenario run natively on the real machines
+of a host map and under SMPI on a platform probed from those machines, NOW and RW.
+
+    validation/study/compare_real.py SCENARIO --hostmap MAP [--probe PROBE.json] [--out DIR]
+        [--policies NOW RW] [--repeats R] [--quick] [-- extra demsim options]
+
+1. Probe: unless --probe gives an earlier probe.json, `demsim probe` (native build) measures the
+   real hosts the map names (memory bandwidth, kernel rates, network) into DIR/probe/probe.json.
+2. Platform: platforms/make_platforms.py --probe ... --hostmap MAP writes DIR/platform.xml, a
+   SimGrid platform of those machines on which every container of the map is a host.
+3. Placement check: `demsim run SCENARIO --set native.hostmap=MAP --dry-run` (a bad map stops
+   here, with the message naming the entry, exit status 2).
+4. Runs, for each policy: natively (`--set native.hostmap=MAP`: each rank bound to its
+   container's cores, each declared stress started on its container's host), R times, the median
+   run by total time kept; and once under SMPI on DIR/platform.xml (the simulated run is
+   deterministic). The options after `--` go to every run.
+5. Report: DIR/COMPARE.md (total time, lambda, per-rank load and the gain of each policy over
+   NOW, predicted against measured with the error), DIR/compare_real.json, DIR/compare_real.png.
+Exit status: 0, 1 when a run failed, 2 on bad input.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(TOP, "platforms"))
+import compare  # noqa: E402  (run_policy: one run with a progress line)
+import figures  # noqa: E402  (matplotlib, Agg backend)
+from figures import plt  # noqa: E402
+import make_platforms  # noqa: E402
+
+
+def fail(msg, code=2):
+    sys.stderr.write(f"compare_real.py: {msg}\n")
+    raise SystemExit(code)
+
+
+def probe(args, hosts):
+    """DIR/probe/probe.json: measured now, or the one given."""
+    if args.probe:
+        if not os.path.isfile(args.probe):
+            fail(f"--probe {args.probe}: no such file (expected a probe.json written by `demsim probe`)")
+        return args.probe
+    out = os.path.join(args.out, "probe")
+    cmd = [args.native, "probe", "--hosts", ",".join(hosts), "--out", out] + (["--quick"] if args.quick else [])
+    print("probe: " + " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(os.path.join(args.out, "probe.log"), "w") as f:
+        f.write(p.stdout)
+    if p.returncode:
+        sys.stderr.write(p.stdout[-3000:])
+        fail(f"demsim probe failed (exit {p.returncode}); log in {args.out}/probe.log", 1 if p.returncode != 2 else 2)
+    return os.path.join(out, "probe.json")
+
+
+def median_run(runs):
+    ordered = sorted(runs, key=lambda r: r["summary"]["sim_time_s"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def run_all(args, platform_xml, extra):
+    """{policy: {"native": run, "native_all": [runs], "smpi": run}}; a run = {"summary", "wall", "dir"}."""
+    res = {}
+    for pol in args.policies:
+        res[pol] = {"native_all": []}
+        for i in range(args.repeats):
+            d = os.path.join(args.out, "native", f"{pol}-{i + 1}")
+            rc, wall = compare.run_policy(args.native, args.scenario, pol, d,
+                                          ["--set", f"native.hostmap={args.hostmap}"] + extra)
+            if rc:
+                fail(f"native run {pol} #{i + 1} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
+            res[pol]["native_all"].append(dict(summary=json.load(open(os.path.join(d, "summary.json"))), wall=wall, dir=d))
+        res[pol]["native"] = median_run(res[pol]["native_all"])
+        d = os.path.join(args.out, "smpi", pol)
+        rc, wall = compare.run_policy(args.smpi, args.scenario, pol, d,
+                                      ["--set", f"platform.file={platform_xml}"] + extra)
+        if rc:
+            fail(f"SMPI run {pol} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
+        res[pol]["smpi"] = dict(summary=json.load(open(os.path.join(d, "summary.json"))), wall=wall, dir=d)
+    return res
+
+
+def err(pred, meas):
+    return (pred - meas) / meas * 100.0 if meas else float("nan")
+
+
+def rows_of(res):
+    """The comparison as rows (what, policy, measured, predicted, error %), and the figures' data."""
+    rows = []
+    pols = list(res)
+    t = {p: (res[p]["native"]["summary"]["sim_time_s"], res[p]["smpi"]["summary"]["sim_time_s"]) for p in pols}
+    for p in pols:
+        m, s = res[p]["native"]["summary"], res[p]["smpi"]["summary"]
+        rows.append(("total time (s)", p, m["sim_time_s"], s["sim_time_s"], err(s["sim_time_s"], m["sim_time_s"])))
+        rows.append(("lambda, final (%)", p, m["lambda_final_percent"], s["lambda_final_percent"], None))
+        for rm, rs in zip(m["per_rank"], s["per_rank"]):
+            rows.append((f"load of rank {rm['rank']} ({rs['host']}) (s)", p, rm["load_s"], rs["load_s"],
+                         err(rs["load_s"], rm["load_s"])))
+        if p != "NOW" and "NOW" in t:
+            gm = (t["NOW"][0] - t[p][0]) / t["NOW"][0] * 100.0
+            gp = (t["NOW"][1] - t[p][1]) / t["NOW"][1] * 100.0
+            rows.append((f"gain of {p} over NOW (%)", p, gm, gp, None))
+    return rows
+
+
+def report(args, res, probe_json, platform_xml):
+    rows = rows_of(res)
+    pr = json.load(open(probe_json))
+    lines = [f"# Predicted against measured: {os.path.basename(args.scenario)}", "",
+             f"Scenario `{args.scenario}`, host map `{args.hostmap}`; platform `{platform_xml}` from the probe "
+             f"`{probe_json}` ({pr.get('command', '?')}, {pr.get('date', '?')}).",
+             f"Native runs: {args.repeats} per policy, the median by total time kept; SMPI: one run per policy.",
+             "Error = (predicted - measured) / measured; for lambda and the gain the difference is in points.", "",
+             "| what | policy | measured | predicted | error |", "|---|---|---|---|---|"]
+    for what, pol, m, s, e in rows:
+        e_txt = f"{e:+.1f} %" if e is not None else f"{s - m:+.1f} points"
+        lines.append(f"| {what} | {pol} | {m:.4g} | {s:.4g} | {e_txt} |")
+    lines += ["", "Native runs (total time, s): " + "; ".join(
+        f"{p}: " + ", ".join(f"{r['summary']['sim_time_s']:.4g}" for r in res[p]["native_all"]) for p in res), "",
+        "Placement of the native ranks (summary.json): " + "; ".join(
+            f"rank {r['rank']} on {r.get('processor', '?')} cpus {r.get('cpus', '?')}"
+            for r in res[list(res)[0]]["native"]["summary"]["per_rank"]), "",
+        "![predicted against measured](compare_real.png)", ""]
+    with open(os.path.join(args.out, "COMPARE.md"), "w") as f:
+        f.write("\n".join(lines))
+    with open(os.path.join(args.out, "compare_real.json"), "w") as f:
+        json.dump({"scenario": args.scenario, "hostmap": args.hostmap, "probe": probe_json, "platform": platform_xml,
+                   "rows": [dict(what=w, policy=p, measured=m, predicted=s, error_percent=e) for w, p, m, s, e in rows]},
+                  f, indent=1)
+    figure(res, os.path.join(args.out, "compare_real.png"))
+    print("\n".join(lines[6:6 + len(rows) + 2]))
+    print(f"report: {os.path.join(args.out, 'COMPARE.md')}")
+
+
+def figure(res, path):
+    pols = list(res)
+    fig, axes = plt.subplots(1, 1 + len(pols), figsize=(4.2 * (1 + len(pols)), 3.6))
+    ax = axes[0]
+    x = range(len(pols))
+    ax.bar([i - 0.2 for i in x], [res[p]["native"]["summary"]["sim_time_s"] for p in pols], 0.4, label="measured")
+    ax.bar([i + 0.2 for i in x], [res[p]["smpi"]["summary"]["sim_time_s"] for p in pols], 0.4, label="predicted")
+    ax.set_xticks(list(x), pols)
+    ax.set_ylabel("total time (s)")
+    ax.set_title("total time")
+    ax.legend()
+    for ax, p in zip(axes[1:], pols):
+        m, s = res[p]["native"]["summary"]["per_rank"], res[p]["smpi"]["summary"]["per_rank"]
+        xs = range(len(m))
+        ax.bar([i - 0.2 for i in xs], [r["load_s"] for r in m], 0.4, label="measured")
+        ax.bar([i + 0.2 for i in xs], [r["load_s"] for r in s], 0.4, label="predicted")
+        ax.set_xticks(list(xs), [f"{r['rank']}: {r['host']}" for r in s])
+        ax.set_ylabel("computational load (s)")
+        ax.set_title(f"per-rank load, {p}")
+    figures._save(fig, os.path.dirname(path), os.path.basename(path))
+
+
+def main():
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1:]
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("scenario")
+    ap.add_argument("--hostmap", required=True, help="the native.hostmap file: containers -> real hosts and cores")
+    ap.add_argument("--probe", help="an earlier probe.json (default: probe now)")
+    ap.add_argument("--out", default=os.path.join(TOP, "out", "compare-real"))
+    ap.add_argument("--policies", nargs="+", default=["NOW", "RW"])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="a quick probe")
+    ap.add_argument("--native", default=os.path.join(TOP, "build", "native", "demsim"))
+    ap.add_argument("--smpi", default=os.path.join(TOP, "build", "smpi", "demsim"))
+    args = ap.parse_args(argv)
+    for what, path in (("scenario", args.scenario), ("--hostmap", args.hostmap)):
+        if not os.path.isfile(path):
+            fail(f"{what} {path}: no such file")
+    for what, path in (("--native", args.native), ("--smpi", args.smpi)):
+        if not os.access(path, os.X_OK):
+            fail(f"{what} {path}: not an executable demsim (build it: cmake --build --preset "
+                 f"{'native' if what == '--native' else 'smpi'})")
+    if args.repeats < 1:
+        fail(f"--repeats {args.repeats}: expected at least 1")
+    args.scenario, args.hostmap = os.path.abspath(args.scenario), os.path.abspath(args.hostmap)
+    os.makedirs(args.out, exist_ok=True)
+    p = subprocess.run([args.native, "run", args.scenario, "--set", f"native.hostmap={args.hostmap}", "--dry-run"]
+                       + extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode:
+        sys.stderr.write(p.stdout)
+        fail("the scenario or the host map is not valid (above)", 2 if p.returncode == 2 else 1)
+    hosts = []
+    for _, host, _ in make_platforms.read_hostmap(args.hostmap):
+        if host not in hosts:
+            hosts.append(host)
+    probe_json = probe(args, hosts)
+    platform_xml = os.path.join(args.out, "platform.xml")
+    with open(platform_xml, "w") as f:
+        f.write(make_platforms.from_probe(probe_json, args.hostmap))
+    print(f"platform: {platform_xml}", flush=True)
+    res = run_all(args, platform_xml, extra)
+    report(args, res, probe_json, platform_xml)
+
+
+if __name__ == "__main__":
+    main()
