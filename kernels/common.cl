@@ -2,7 +2,7 @@
  * order listed in CMakeLists.txt, into one OpenCL C 1.2 program. Every kernel runs one
  * work-item per owned particle i (global size rounded up to the work-group size, so each kernel
  * checks i < n); ghosts [n, n + n_ghost) are read only. Double precision throughout and no FMA
- * contraction, so that the results match the plain-C reference (solver/physics_ref.c), which
+ * contraction, so that the results match the plain-C reference (solver/dem/physics_ref.c), which
  * performs the same operations in the same order.
  *
  * DEM_MAX_NEIGHBORS (the most slots a particle may need, kept in private arrays) is given at
@@ -17,9 +17,9 @@
 #error "DEM_MAX_LOCAL (the largest work-group size launched) must be defined at build time (-D)"
 #endif
 
-#define DEM_WALLS 6 /* the planes of the box (solver/particles.h: DEM_WALL_COUNT), slots -1 .. -6 */
+#define DEM_WALLS 6 /* the planes of the box (solver/dem/particles.h: DEM_WALL_COUNT), slots -1 .. -6 */
 
-/* Layout of the parameter buffer (__constant double prm[]); mirrored by solver/device.c. */
+/* Layout of the parameter buffer (__constant double prm[]); mirrored by solver/device/device.c. */
 #define DEM_P_DT 0      /* s */
 #define DEM_P_GRAVITY 1 /* m/s^2, 3 values */
 #define DEM_P_LO 4      /* m, box lower corner, 3 values */
@@ -32,7 +32,7 @@
 #define DEM_P_MU 15     /* - */
 #define DEM_P_MASSF 16  /* kg/m^3, density * 4/3 pi */
 
-/* Layout of one set of step counters (uint[DEM_COUNTERS]); mirrored by solver/device.c. There
+/* Layout of one set of step counters (uint[DEM_COUNTERS]); mirrored by solver/device/device.c. There
  * are two sets, used on alternate steps: kick-drift of step s records the displacement in set
  * s % 2 and clears set (s + 1) % 2, which the force kernels of step s then fill, and which the
  * host reads with the displacement of step s + 1. No fill command, one read per step. */
@@ -41,7 +41,7 @@
 #define DEM_C_CONTACTS 1 /* particle slots in contact, summed over force evaluations */
 #define DEM_C_WALL_CONTACTS 2 /* wall slots in contact, likewise */
 
-/* Layout of the search status buffer (int[4]); mirrored by solver/device.c. */
+/* Layout of the search status buffer (int[4]); mirrored by solver/device/device.c. */
 #define DEM_S_OVERFLOW 0 /* set to 1 by the first particle with too many partners */
 #define DEM_S_GID 1      /* that particle's global id */
 #define DEM_S_COUNT 2    /* and its number of partners */
@@ -71,7 +71,7 @@ inline double dem_wall_distance(__constant const double *prm, double x, int w)
 
 /* a and b summed over the work-group, in work-item 0 (0 elsewhere): each work-item leaves its
  * values in part[] and the first adds them up. A local atomic per work-item, as before, cost
- * PoCL's CPU work-group loop a locked add per particle: 3 % of the pair pass (BENCHMARKS.md "The
+ * PoCL's CPU work-group loop a locked add per particle: 3 % of the pair pass (BENCHMARKS-history.md "The
  * pair pass without its locked adds"). Every work-item of the group must call it (barrier).
  * part: 2 * DEM_MAX_LOCAL local uints (DEM_MAX_LOCAL, the largest work-group size the host
  * launches, is given at build time with -D). */

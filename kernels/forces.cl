@@ -10,7 +10,7 @@
  * in slot order (gid order), so the sum does not depend on how particles are distributed. */
 
 /* 1 when two spheres with centre distance sqrt(d2) and radii summing to sum overlap, exactly as
- * the reference decides it (solver/physics_ref.c: delta = sum - sqrt(d2) > 0 and d2 != 0), but
+ * the reference decides it (solver/dem/physics_ref.c: delta = sum - sqrt(d2) > 0 and d2 != 0), but
  * without the square root outside a band of 2^-40 around sum^2: below it the rounded root is
  * certainly less than sum, above it certainly more (both products carry at most 2^-53 of
  * rounding, the root another 2^-53). The lanes compute the root of the touching ones anyway. */
@@ -34,13 +34,13 @@ inline void dem_spring_zero(__global double *spring, int s)
  * turn it into SIMD square roots and divisions: the law is one long chain of dependent square
  * roots and divisions, bound by their latency, so a particle's contacts (about 6 in a packing)
  * go through it together, in one pass rather than two of four. Each
- * lane performs exactly the operations of the scalar law (solver/physics_ref.c: dem_ref_contact),
+ * lane performs exactly the operations of the scalar law (solver/dem/physics_ref.c: dem_ref_contact),
  * so results are the same bits; branches
  * become selects, and the caller adds the lanes' forces in slot order. Inputs: unit normal n,
  * overlap delta, R*, m*, v_i - v_j, r_i w_i + r_j w_j, the lever arm r_i (one particle's in
  * the pair pass, each lane's own in the wall pass), spring xi (updated in place); outputs:
  * force (fo) and torque (to) contributions on i. Inlined: called out of line, its double8
- * arguments went through memory (BENCHMARKS.md "Kick-drift in lanes of eight; ... the contact law
+ * arguments went through memory (BENCHMARKS-history.md "Kick-drift in lanes of eight; ... the contact law
  * inlined": the pair pass -4 %). */
 __attribute__((always_inline)) inline void dem_contact8(__constant const double *prm, const double8 *n, double8 delta,
                                                        double8 rstar, double8 mstar, const double8 *vr,
@@ -108,7 +108,7 @@ __attribute__((always_inline)) inline void dem_contact8(__constant const double 
  * cleared); then the touching ones go through the law eight at a time. The partners' data are
  * built into lanes in registers from element loads: written to a private array and read back as
  * vectors they waited on store forwarding, and PoCL's SLP vectorizer (off under the "loops"
- * work-group method, solver/device.c) makes gathers of them (BENCHMARKS.md "The contact lanes in
+ * work-group method, solver/device/device.c) makes gathers of them (BENCHMARKS-history.md "The contact lanes in
  * registers"). What the scalar pass itself computed, each touching partner's radius and
  * separation, it leaves in private arrays read as vectors long after (-1.3 %). */
 inline uint dem_forces_pairs(int i, int slots, __constant const double *prm, __global const double *pos,

@@ -14,7 +14,7 @@
  * CPU compiler kept the loops over three components rolled and the private arrays f[3], t[3]
  * in memory, a copy per work-item of the group, and assumed that every store may change every
  * array (kick_drift 0.54 -> 0.42 ms, forces_all without partners 0.48 -> 0.34 ms at 50,653
- * particles apart, BENCHMARKS.md "The streaming kernels written out"). */
+ * particles apart, BENCHMARKS-history.md "The streaming kernels written out"). */
 
 /* one particle's kick-drift; returns the float bits of its (|v| dt)^2 */
 inline uint dem_kick_drift1(int i, __constant const double *prm, double kick, __global const double *restrict radius,
@@ -91,7 +91,7 @@ inline uint dem_kick_drift8(int i0, __constant const double *prm, double kick, _
 /* eight particles per work-item, as double8 lanes: PoCL 3.1's CPU compiler does not vectorise
  * the work-group loop of a kernel that writes under a condition (every kernel here: i < n), and
  * one particle per work-item ran as scalar code, its two divisions included (2.8 ms at 512,000
- * particles on one core, 37 GB/s; BENCHMARKS.md "Kick-drift in lanes of eight"). The last
+ * particles on one core, 37 GB/s; BENCHMARKS-history.md "Kick-drift in lanes of eight"). The last
  * work-item takes the particles past the last full eight one at a time. */
 __kernel void dem_kick_drift(int n, __constant const double *prm, double kick, __global const double *restrict radius,
                              __global const double *restrict force, __global const double *restrict torque,

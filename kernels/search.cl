@@ -1,7 +1,7 @@
 /* Contact search, infinite-grid cell numbering: collects the partners of particle i (particles,
  * ghosts included, within r_i + r_j + skin; walls within r_i + skin) from its cell and the 26
  * around it, read as 9 rows of three cells (a row's buckets are consecutive), as a gid-sorted
- * list in private memory. The host binned the particles (solver/grid.c); cell and bucket
+ * list in private memory. The host binned the particles (solver/dem/grid.c); cell and bucket
  * formulas must stay identical to grid.h. The kernel itself, which then carries the contact
  * history, is in history.cl. */
 

@@ -32,11 +32,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #    divisions and square roots at the probe's divider rate, per core, over the core clock
 #    (bwprobe's FMA loop over 32 flop/cycle, AVX-512). Five runs on 2026-12-05 08:42-08:47 UTC
 #    (idle), after kick-drift went into lanes of eight and the search row walk and the contact
-#    law were inlined (commits 196d25b-41f244c; BENCHMARKS.md "Kick-drift in lanes of eight"):
+#    law were inlined (commits 196d25b-41f244c; BENCHMARKS-history.md "Kick-drift in lanes of eight"):
 #    3.06, 3.53, 3.10, 3.04, 3.25 -> the median, 3.10 (five runs earlier that day with all but
 #    the last of those changes: 3.07, 3.14, 3.12, 3.08, 3.06). Before them, five runs on 2026-12-05 03:43-03:48 UTC
 #    (2-core AMD EPYC VM, idle), after the pair pass lost its locked adds and its scalar root
-#    (commit c951a45; BENCHMARKS.md "The pair pass without its locked adds") and the contact was
+#    (commit c951a45; BENCHMARKS-history.md "The pair pass without its locked adds") and the contact was
 #    recounted for it (8 divider lanes, not 9): 1.78, 2.72, 2.77, 2.95, 2.90 -> the median, 2.77
 #    (five runs just before, with the old count: 2.57, 2.58, 2.93, 2.92, 2.71). (The kernel before
 #    that change: 2.67, 2.76, 2.21, 2.41, 2.37

@@ -1,4 +1,4 @@
-/* solver/clock.h for the SMPI build: turns the solver's work reports into simulated time on the
+/* solver/base/clock.h for the SMPI build: turns the solver's work reports into simulated time on the
  * container that runs this rank. Under SMPI every rank has its own copy of these globals.
  *
  *   kernel on a CPU container : compute on the container's cores (its divisions and square

@@ -4,7 +4,7 @@
  *   bytes = same shape, with its own coefficients
  *
  * How the coefficients were counted: from the kernels (the .cl files in kernels/) and
- * solver/grid.c, by reading the source, last recounted after the vectorised contact law, the
+ * solver/dem/grid.c, by reading the source, last recounted after the vectorised contact law, the
  * fused force kernel (dem_forces_all), the squared displacement of kick-drift and the position
  * check of the binning. Bytes are the global-memory loads and stores a work-item issues (doubles
  * 8 B, ints 4 B, vectors 3 doubles) with no cache model between work-items, but a datum one
@@ -17,7 +17,7 @@
  * validation/calibrate_cost runs every kernel on the local OpenCL device and prints the
  * measured time beside what these figures predict (platforms/README.md has its last output).
  *
- * What the counts mean is the solver's (solver/engine.c): for SEARCH, pairs = slots written;
+ * What the counts mean is the solver's (solver/device/engine.c): for SEARCH, pairs = slots written;
  * for FORCES and FORCES_ALL, particle slots and particle contacts; for BOUNDARIES, the wall pass
  * over the wall list, particles = the listed particles (those with wall slots), pairs = wall
  * slots, contacts = wall contacts. A wall slot costs the FORCES kernels one 4 B index load that
@@ -26,7 +26,7 @@
  * SEARCH_CANDIDATES of them. The cell edge is 2 r_max + skin, about one lattice spacing, so the
  * 27 cells around a particle hold about 27 particles; cells are numbered row by row inside the
  * particles' box, so a compact set of particles has a bucket per cell and the 9 rows of three
- * buckets hold those cells' particles and few others (solver/grid.h). Counted by
+ * buckets hold those cells' particles and few others (solver/dem/grid.h). Counted by
  * validation/calibrate_cost on the benchmark lattices: 24.4 candidates per particle at 8,000,
  * 25.7 at 64,000, 26.1 at 216,000, 26.3 at 512,000 (before the rows, a hashed table: 36-38).
  *
@@ -207,7 +207,7 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   running maximum all work-items read is one cached word: not counted); 34 flops (m 3,
    *   I 3, the two step factors 3, 3 x (v, w, x updates 6) 18, (|v| dt)^2 7). */
   [DEM_WORK_INTEGRATE] = {SIM_ON_DEVICE, {34, 0, 0, 0}, {200, 0, 0, 0}, {2, 0, 0, 0}},
-  /* BINNING (host, solver/grid.c dem_grid_build, a counting sort into 2-4 buckets per particle,
+  /* BINNING (host, solver/dem/grid.c dem_grid_build, a counting sort into 2-4 buckets per particle,
    *   3 on average over particle counts):
    *   per particle: the position check reads pos 24, then two passes read it again 48,
    *   counter increments 16, index stored 4, bucket table cleared 12, prefix sum and shift-back
@@ -215,7 +215,7 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   bucket computed twice: 3 x (sub, div, floor) each). */
   [DEM_WORK_BINNING] = {SIM_ON_HOST, {24, 0, 0, 0}, {152, 0, 0, 0}, {9, 0, 0, 0}, 1},
   /* COPY_D2H / COPY_H2D: the bytes cross PCIe on a GPU; on a CPU device the store is wrapped
-   *   with CL_MEM_USE_HOST_PTR (solver/particles.h), so only the enqueue is paid. */
+   *   with CL_MEM_USE_HOST_PTR (solver/dem/particles.h), so only the enqueue is paid. */
   [DEM_WORK_COPY_D2H] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
   [DEM_WORK_COPY_H2D] = {SIM_ON_LINK, {0, 0, 0, 0}, {0, 0, 0, 1}},
   /* PACK: each byte read once and written once. */

@@ -1,4 +1,4 @@
-/* The cost model: what a piece of reported work (solver/clock.h) asks of the hardware, as
+/* The cost model: what a piece of reported work (solver/base/clock.h) asks of the hardware, as
  * floating-point operations and bytes of memory traffic, and where it runs. The coefficients
  * are properties of the code (counted from the kernels and the host-side routines), not of a
  * machine: the machine's rates come from the platform file (sim/host.h). No SimGrid types here,

@@ -19,7 +19,7 @@
  * takes the larger of its compute and its traffic (roofline); its compute and its flows run
  * side by side. A piece with gathers (the force kernels, the search) waits for each partner's
  * line before the arithmetic that uses it, so its compute and its traffic add up. Both were
- * measured on this project's kernels (BENCHMARKS.md, "The hardware check after the kernel
+ * measured on this project's kernels (BENCHMARKS-history.md, "The hardware check after the kernel
  * changes": kick_drift ran in about the larger of the two; the contact kernel slowed beside
  * stress-ng --vm as the sum predicts). */
 #include "membus.h"

@@ -14,7 +14,7 @@
  * (abort: "pocl_release_dlhandle_cache: Assertion `found->ref_count > 0' failed"). Here every
  * step's first force launch is wider than any before it and the second starts at an offset, as
  * in a run whose parts grow at repartitions. This suite crashed that way in 10 of 10 runs before
- * solver/device.c launched without offsets and emptied the process's queues before a kernel's
+ * solver/device/device.c launched without offsets and emptied the process's queues before a kernel's
  * first launch wider than all before (8 of 10 with the offsets gone but without that wait).
  *
  * The physics check is a closed form: the particles start at rest and apart, away from the

@@ -1,4 +1,4 @@
-/* Every OpenCL kernel against its plain-C reference (solver/physics_ref.c): each kernel alone on
+/* Every OpenCL kernel against its plain-C reference (solver/dem/physics_ref.c): each kernel alone on
  * one step from a state with live contact history, then 100 whole steps (where the engine fuses
  * forces, boundaries and external into a pair pass and a wall pass), on a 10,000-particle simple
  * cubic packing with ghosts, once with the particles apart (diameter 0.99 x spacing) and once in

@@ -1,4 +1,4 @@
-/* The contact search (cell hashing, solver/grid.c + the search kernel and its reference)
+/* The contact search (cell hashing, solver/dem/grid.c + the search kernel and its reference)
  * against a brute-force O(n^2) pair finder: random polydisperse configurations with ghosts and
  * particles outside the box, sparse clusters whose cells outnumber the table's buckets, a lattice whose particles sit exactly on cell boundaries and at
  * exactly the cutoff distance, the carrying of contact history, and the neighbour-slot overflow

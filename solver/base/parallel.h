@@ -48,7 +48,7 @@ int dem_parallel_pingpong(int a, int b, long bytes, int reps, double *rtt_s);
 char *dem_parallel_gather_text(const char *mine, int root);
 
 /* Device servers (device.server): the world ranks from app_ranks on serve the kernels of the
- * others (solver/remote.c). Splits MPI_COMM_WORLD: every call of this module then works on the
+ * others (solver/device/server.c). Splits MPI_COMM_WORLD: every call of this module then works on the
  * application's ranks only. Returns 1 on a server rank, 0 on an application rank. Collective
  * over the world. */
 int dem_parallel_split_servers(int app_ranks);

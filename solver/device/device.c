@@ -157,7 +157,7 @@ static void dem_device_cu_from_affinity(void)
  * vgatherdpd, slower on these AMD EPYC cores than the loads and inserts it replaces; the
  * streaming kernels do not vectorise across work-items either way (AoS rows of three). "loops"
  * (PoCL's documented POCL_WORK_GROUP_METHOD: the same loops without the vectorizers) runs the
- * contact kernel 20 % faster, the others alike, same bits (BENCHMARKS.md "The contact lanes in
+ * contact kernel 20 % faster, the others alike, same bits (BENCHMARKS-history.md "The contact lanes in
  * registers"). Set before PoCL first reads it, unless the user chose; other drivers ignore it. */
 static void dem_device_pocl_method(void)
 {

@@ -320,7 +320,7 @@ static int share_cores(int ranks, char **args, int *k, char *pe, size_t pelen, i
 
 /* Host map (native.hostmap): the ranks placed by an Open MPI hostfile and rankfile, each pinned
  * to its container's cores; PoCL in each rank then takes as many compute units as the rank has
- * CPUs (DEMSIM_CU_FROM_AFFINITY, solver/device.c) instead of a share of this machine. Each stress
+ * CPUs (DEMSIM_CU_FROM_AFFINITY, solver/device/device.c) instead of a share of this machine. Each stress
  * starts on its container's host through mpirun (no remote shell to set up), pinned with taskset. */
 static void print_hostfile(FILE *f, const dem_scenario_t *s, const dem_placement_t *place)
 {
@@ -483,7 +483,7 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
 }
 #endif
 
-/* A container lost mid-run (failure.*, solver/failure.h): the run stopped, DIR/failures.txt names
+/* A container lost mid-run (failure.*, solver/failure/failure.h): the run stopped, DIR/failures.txt names
  * the lost container and the last checkpoint. Launch again on the surviving containers, one rank
  * fewer (the ranks of the lost container gone), from that checkpoint (the partition and the
  * balancing weights start afresh: the checkpoint reader takes equal blocks, its weights apply only

@@ -90,7 +90,7 @@ typedef struct dem_scenario {
   char out_dir[DEM_PATH_MAX];
   int progress;            /* 1: print progress */
 
-  /* a container lost mid-run (solver/failure.h) */
+  /* a container lost mid-run (solver/failure/failure.h) */
   char failure_host[DEM_NAME_MAX]; /* the container that fails at failure_at ("": none) */
   double failure_at;               /* s on the run's time line (0: no failure at a fixed time) */
   double failure_mtbf;             /* s, mean time between failures, exponential (0: none) */

@@ -6,7 +6,7 @@
 Runs case 1 (scenarios/case1.cfg: four containers, 20,000 particles, 60 steps, a repartition every
 30) with device.backend = opencl and = reference, and checks that the simulated total times agree
 and every rank's computational load within 3 %. Both backends report the same counts
-to the clock (solver/engine.c: the reference backend charges the fused step, FORCES_ALL and the
+to the clock (solver/device/engine.c: the reference backend charges the fused step, FORCES_ALL and the
 wall pass's BOUNDARIES, with the previous evaluation's contact counts, as the device does). What remains is charged by the
 OpenCL backend only: its host<->device copies (on a CPU container, a launch latency each:
 sim/clock.c), at most COPIES_PER_STEP per step, so the totals may differ by at most 0.5 % or by

@@ -33,11 +33,11 @@ packing).
 
 How each setting maps (demsim's key -> the deck's command), from `demsim run CFG --dry-run`:
   problem.box, walls       region 0..box on every axis, `boundary f f f`; demsim's six walls
-                           (box_lo/box_hi, solver/physics_ref.c) -> six `fix wall/gran ...
+                           (box_lo/box_hi, solver/dem/physics_ref.c) -> six `fix wall/gran ...
                            primitive` planes (xplane/yplane/zplane at 0 and box), the same
                            Hertz-Mindlin law as particle contacts (wall of infinite mass and
                            radius: R* = r, m* = m in both)
-  lattice                  the sites of solver/scenario.c dem_scenario_lattice() (the spacing
+  lattice                  the sites of solver/scenario/scenario.c dem_scenario_lattice() (the spacing
                            from particles, box and fill, shrunk until the sites hold them; x
                            fastest, then y, then z, from the floor up), written one atom per
                            site into a `read_data` file (17 significant digits); jitter must be 0
@@ -45,7 +45,7 @@ How each setting maps (demsim's key -> the deck's command), from `demsim run CFG
   material.density         the atoms' density column
   youngs_modulus, poisson  `fix property/global youngsModulus / poissonsRatio peratomtype`:
                            LIGGGHTS derives E* = E/(2(1-nu^2)) and G* = G/(2(2-nu)) as demsim
-                           does (solver/params.c), so k_n = 4/3 E* sqrt(R* delta) and
+                           does (solver/dem/params.c), so k_n = 4/3 E* sqrt(R* delta) and
                            k_t = 8 G* sqrt(R* delta) agree
   restitution, friction    `coefficientRestitution / coefficientFriction peratomtypepair`
   contact law              `pair_style gran model hertz tangential history limitForce on`:
@@ -62,7 +62,7 @@ How each setting maps (demsim's key -> the deck's command), from `demsim run CFG
                            (the default grid would cut z and leave one rank the empty upper half)
 What differs:
   - normal damping: demsim finds by bisection the coefficient of its delta^(1/4)-scaled damping
-    that gives exactly the restitution (solver/params.c); LIGGGHTS uses the closed form
+    that gives exactly the restitution (solver/dem/params.c); LIGGGHTS uses the closed form
     gamma_n = -2 sqrt(5/6) beta sqrt(S_n m*), beta = ln e / sqrt(ln^2 e + pi^2) (same law, another
     coefficient: in demsim's units, 0.80 against demsim's 1.11 for e = 0.3, which realises a
     restitution of about 0.40 in LIGGGHTS). The benchmark covers 20 us of a contact that lasts
@@ -130,7 +130,7 @@ def sites_along(length, d, spacing):
 
 
 def lattice(v):
-    """Port of solver/scenario.c dem_scenario_lattice(): spacing, diameter, sites, origin."""
+    """Port of solver/scenario/scenario.c dem_scenario_lattice(): spacing, diameter, sites, origin."""
     box, fill, ratio, count = v["problem.box"], v["problem.fill"], v["problem.diameter_ratio"], int(v["problem.particles"])
     if v["problem.jitter"] != 0 or count <= 0:
         raise Missing("problem.jitter must be 0 and problem.particles > 0: the deck writes the plain lattice")
@@ -156,7 +156,7 @@ def write_deck(v, lat, where):
     os.makedirs(where, exist_ok=True)
     box, d, sp, o, nxy = v["problem.box"], lat["diameter"], lat["spacing"], lat["origin"], lat["nxy"]
     with open(os.path.join(where, "data.bench"), "w") as f:
-        f.write(f"LIGGGHTS data: {v['name']}, the lattice of demsim's solver/scenario.c\n\n"
+        f.write(f"LIGGGHTS data: {v['name']}, the lattice of demsim's solver/scenario/scenario.c\n\n"
                 f"{lat['count']} atoms\n1 atom types\n\n")
         for axis in "xyz":
             f.write(f"0 {box!r} {axis}lo {axis}hi\n")
@@ -205,7 +205,7 @@ run {int(v['time.steps'])}
 
 
 def wall_contacts(pos, radius, box):
-    """Particle-wall contacts, as solver/snapshot.c counts them (|x - plane| < r)."""
+    """Particle-wall contacts, as solver/io/snapshot.c counts them (|x - plane| < r)."""
     n = 0
     for a in range(3):
         n += int(((abs(pos[:, a]) < radius) | (abs(pos[:, a] - box) < radius)).sum())

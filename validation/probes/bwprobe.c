@@ -274,7 +274,7 @@ static void *stream_worker(void *arg)
   stream_job_t *j = arg;
   const size_t n = j->n;
   /* one mapping per array, each starting 384 B x its index into its first page, as the
-   * particle store places its arrays (solver/particles.c: streams that agree modulo 4 KiB
+   * particle store places its arrays (solver/dem/particles.c: streams that agree modulo 4 KiB
    * conflict) */
   double *q[6] = {0};
   size_t len[6];

@@ -305,7 +305,7 @@ static int report_row(const platform_t *pl, const packing_t *pk, int k, const de
   return bad;
 }
 
-/* --reference: the same pair pass in the C reference (solver/physics_ref.c, scalar code, one
+/* --reference: the same pair pass in the C reference (solver/dem/physics_ref.c, scalar code, one
  * pair at a time) over the same particles, its neighbour list from the reference search on the
  * same grid, timed right after the kernel's pair pass in each of reps rounds (a neighbour that
  * slows this core for a while slows both of a round's passes: the ratio is taken per round, and

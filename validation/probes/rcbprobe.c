@@ -4,7 +4,7 @@
  *   mpirun -np 1 ./rcbprobe [particles]        (default 500,000: the study's lattice, 100 x 100 x 50)
  *
  * One process cuts the lattice into 2, 4, 8 and 16 parts (LB_METHOD=RCB, geometry through the
- * multi-point callback, as solver/partition.c does), three calls each, and prints per call the
+ * multi-point callback, as solver/domain/partition.c does), three calls each, and prints per call the
  * wall time and the minor page faults it took (getrusage): Zoltan allocates its dots afresh in
  * every call, so each call writes new memory, which the OS maps a page at a time. sim/cost.c's
  * RCB constants come from these figures: the faults x 4 KiB over the particles are the scratch

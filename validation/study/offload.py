@@ -6,7 +6,7 @@
 The study's cloud (platforms/openstack.xml) with its NIC links (1 Gbps in the study) set to each
 bandwidth of the sweep (DIR/platforms/). Two layouts, each run with its own cores (device.server
 unset) and with every kernel offloaded to the device server on the GPU container g1-cngpu
-(device.server = "g1-cngpu", solver/remote.h):
+(device.server = "g1-cngpu", solver/device/remote.h):
   1 rank : one CN-6700-4 container (n1-cn6700-4) holds all the particles;
   2 ranks: two CN-6700-4 containers (n1, n2) under NOW, sharing the one remote P100.
 Particles per rank: the sweep's counts (the 2-rank runs have twice as many in all). Reported per

@@ -192,7 +192,7 @@ def report(out, scale, scenarios, policies, parts, res, note=""):
              "ends), mean over the repartitions. Partition time: simulated seconds in Zoltan_LB_Partition on the "
              "rank that arrived last (its messages over the modelled network; the computation is charged as RCB's "
              "for every partitioner), then the real seconds this machine spent in it (all ranks on one core "
-             "under SMPI). Every partitioner registers the exact ghost set (solver/ghosts.c; before commit f028d1e "
+             "under SMPI). Every partitioner registers the exact ghost set (solver/domain/ghosts.c; before commit f028d1e "
              "RCB used its part boxes, up to twice the ghosts).", ""]
     if note:
         lines += [note, ""]

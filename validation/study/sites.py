@@ -177,7 +177,7 @@ def report(scale, res, out):
     text += ["SMPI's latency factor (fitted on a LAN: the MPI stack and the switch) multiplies the LAN links of a "
              "route only; the WAN link's latency is taken as it is (its property wide_area, sim/netfactor.cpp). "
              "Each step holds the ghost exchange and one allreduce over all ranks (the collective decision to "
-             "search, solver/timestep.c), both across the WAN, so from 10 ms on the latency dominates both "
+             "search, solver/run/timestep.c), both across the WAN, so from 10 ms on the latency dominates both "
              "strategies' time, whatever the bandwidth.", "",
              "![sites](sites.png)", ""]
     with open(os.path.join(out, "SITES.md"), "w") as f:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The structure of the code, measured from its own includes and calls (CTest solver_layers).
 
-    /usr/bin/python3 tests/check_layers.py [--build DIR] [--report]
+    /usr/bin/python3 tests/scripts/check_layers.py [--build DIR] [--report]
 
 Reads the table of solver/README.md (folder, layer, external API) and checks:
 1. every `#include "folder/x.h"` of a file in solver/ names a header of its own folder or of a
@@ -27,7 +27,7 @@ import re
 import subprocess
 import sys
 
-TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SOLVER = os.path.join(TOP, "solver")
 MAX_LINES = 100
 # the external APIs the table's last column names, and the headers that are them
