@@ -67,6 +67,11 @@ static int pass(double seconds)
 
 void dem_clock_set_measured(double flops) { local_flops = flops; }
 
+/* device.code_cost: the modelled code's kernels over demsim's (1: demsim's own) */
+static double code_cost = 1.0;
+
+void dem_clock_set_code_cost(double factor) { code_cost = factor; }
+
 /* a kernel timed on this machine's device: its flops at this machine's speed, on the modelled device */
 static int charge_measured(const sim_host_t *h, double seconds)
 {
@@ -101,7 +106,8 @@ int dem_clock_charge(const dem_work_t *w)
   const sim_host_t *h = &self;
   switch (c.place) {
   case SIM_ON_DEVICE: {
-    if (w->measured && local_flops > 0.0) return charge_measured(h, w->measured_s);
+    if (w->measured && local_flops > 0.0) return charge_measured(h, w->measured_s * code_cost);
+    if (code_cost != 1.0) sim_cost_scale(&c, code_cost);
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_kernel_time(h, &c));
     /* the launch latency is charged as compute: with overlap, traffic longer than both hides it */
     double launch = h->launch_latency * h->cores * h->core_flops;

@@ -300,3 +300,10 @@ double sim_cost_cpu_traffic(const sim_cost_t *c, double line, double cache, doub
 }
 
 int sim_cost_streaming(const sim_cost_t *c) { return !(c->gathers > 0.0); }
+
+void sim_cost_scale(sim_cost_t *c, double factor)
+{
+  double *const extensive[] = {&c->flops, &c->bytes, &c->rfo, &c->gathered, &c->gathers, &c->divsqrt, &c->scalar,
+                               &c->fresh};
+  for (size_t i = 0; i < sizeof extensive / sizeof extensive[0]; i++) *extensive[i] *= factor;
+}

@@ -38,6 +38,11 @@ typedef struct sim_cost {
 /* Cost of one report. Returns 0, or -1 for an unknown kind or a negative or non-finite count. */
 int sim_cost_of(const dem_work_t *w, sim_cost_t *c);
 
+/* The same work done by a code that costs `factor` times as much (device.code_cost): its
+ * operations and the traffic they cause (flops, divsqrt, scalar, bytes, rfo, gathered, gathers,
+ * fresh) x factor; the reuse windows (particles, window), which are the data's, stay. */
+void sim_cost_scale(sim_cost_t *c, double factor);
+
 /* Bytes a piece of work moves between a CPU's last-level cache and DRAM, with cache lines of
  * `line` bytes and `cache` bytes of last-level cache for this work, in stream-equivalent bytes:
  *   traffic = (bytes - gathered) + rfo + miss x gathers x line x miss_weight

@@ -108,6 +108,7 @@ static const bad_case_t cases[] = {
   {"bad_option", RUN1, NULL, "--frobnicate", "--frobnicate"},
   {"bad_backend", RUN1, NULL, "--backend cuda", "device.backend"},
   {"measured_without_speed", RUN1, NULL, "--set device.cost=measured", "device.local_speed"},
+  {"code_cost_zero", RUN1, NULL, "--set device.code_cost=0", "device.code_cost"},
   {"measured_on_reference", RUN1, NULL, "--set device.cost=measured --set device.local_speed=4e9 --backend reference",
    "device.cost"},
   {"bad_cost", RUN1, NULL, "--set device.cost=guessed", "device.cost"},

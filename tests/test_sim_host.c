@@ -223,6 +223,35 @@ static void test_first_touch(void)
   CU_ASSERT_STRING_EQUAL(dem_clock_kind_name(DEM_WORK_FIRST_TOUCH), "first_touch");
 }
 
+/* device.code_cost: a code that costs f times demsim's kernels. sim_cost_scale multiplies the
+ * operations and their traffic and keeps the reuse windows; charged, N particles of the
+ * integrator (streaming, no gathers, so no window) at f = 2 take exactly what 2N take at f = 1
+ * (the launch latency is per kernel, in both). Host-side work keeps demsim's cost; at f = 1 the
+ * charge is the plain model's. */
+static void test_code_cost(void)
+{
+  sim_cost_t a, b;
+  dem_work_t w = {.kind = DEM_WORK_FORCES_ALL, .particles = 1e4, .pairs = 12e4, .contacts = 6e4, .reach = 1e4};
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &a), 0);
+  b = a;
+  sim_cost_scale(&b, 3.0);
+  CU_ASSERT_DOUBLE_EQUAL(b.flops, 3.0 * a.flops, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(b.bytes, 3.0 * a.bytes, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(b.gathers, 3.0 * a.gathers, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(b.scalar, 3.0 * a.scalar, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(b.particles, a.particles, 0.0);
+  CU_ASSERT_DOUBLE_EQUAL(b.window, a.window, 0.0);
+  dem_work_t k1 = {.kind = DEM_WORK_INTEGRATE, .particles = 1e6}, k2 = {.kind = DEM_WORK_INTEGRATE, .particles = 2e6};
+  dem_work_t pack = {.kind = DEM_WORK_PACK, .bytes = 1e8};
+  double one = sim_test_charge(&k1), two = sim_test_charge(&k2), pack1 = sim_test_charge(&pack);
+  CU_ASSERT(two > 1.5 * one);
+  dem_clock_set_code_cost(2.0);
+  SIM_ASSERT_CLOSE(sim_test_charge(&k1), two, 1e-12);
+  SIM_ASSERT_CLOSE(sim_test_charge(&pack), pack1, 1e-12);
+  dem_clock_set_code_cost(1.0);
+  SIM_ASSERT_CLOSE(sim_test_charge(&k1), one, 1e-15);
+}
+
 static CU_TestInfo tests[] = {
   {"the container's hardware is read from the platform", test_reads_container},
   {"a missing property is named with its host", test_missing_property_is_named},
@@ -232,6 +261,7 @@ static CU_TestInfo tests[] = {
   {"divisions and square roots at the divider's rate", test_divider},
   {"device.cost = measured: a timed kernel is charged its flops at the container's speed", test_measured_kernel},
   {"new memory is charged at the container's first_touch_bw", test_first_touch},
+  {"device.code_cost: another code's kernels at f times demsim's", test_code_cost},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

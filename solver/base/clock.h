@@ -63,6 +63,12 @@ int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned
  * smpi/host-speed). Native build: does nothing (real time is the time). */
 void dem_clock_set_measured(double local_flops);
 
+/* device.code_cost: the modelled DEM code's kernels cost `factor` times demsim's own on the same
+ * core (their compute and memory traffic, or their measured time, x factor; the launch latency,
+ * host-side work and copies stay demsim's). 1: demsim's code, the charges unchanged bit for bit.
+ * Native build: does nothing (the real kernels run). */
+void dem_clock_set_code_cost(double factor);
+
 /* Charges the work to this rank's clock. Returns 0, or -1 when the simulator rejected it. */
 int dem_clock_charge(const dem_work_t *w);
 /* 1 when time is what the charges say (SMPI build): nothing needs waiting for to be timed.

@@ -15,6 +15,8 @@ int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned
 
 void dem_clock_set_measured(double local_flops) { (void)local_flops; }
 
+void dem_clock_set_code_cost(double factor) { (void)factor; }
+
 int dem_clock_charge(const dem_work_t *w) { (void)w; return 0; }
 
 int dem_clock_modelled(void) { return 0; }

@@ -156,6 +156,8 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
                    sim->lambda_max, "lambda_final_percent", sim->lambda_last, "weight_oscillation",
                    dem_balance_weight_oscillation(sim->balance));
   if (!o) return dem_fail(err, errlen, "%s: cannot build its JSON", path);
+  /* another code modelled (device.code_cost): only then, so that demsim's own runs keep their fields */
+  if (sc->code_cost != 1.0) json_object_set_new(o, "code_cost", json_real(sc->code_cost));
   int n_after;
   const double *after = dem_balance_lambda_after(sim->balance, &n_after);
   json_t *la = json_array();

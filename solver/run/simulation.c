@@ -200,6 +200,7 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   sim->engine = dem_engine_create(&eo, &sim->prm, sim->p, err, errlen);
   if (!sim->engine) return -1;
   if (eo.measured) dem_clock_set_measured(sc->local_speed * (double)dem_engine_compute_units(sim->engine));
+  dem_clock_set_code_cost(sc->code_cost);
   sim->balance = dem_balance_create(sc, sim);
   if (!sim->balance) return dem_fail(err, errlen, "out of memory (balance)");
   if (cli && cli->restart) dem_balance_restore(sim->balance, weights, sim->step);
@@ -232,6 +233,10 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
     if (strcmp(sc->device_cost, "measured") == 0 && dem_clock_modelled())
       fprintf(sim->log, "demsim: kernel time measured on this device (%d compute units x %g flop/s), scaled to each "
               "container's speed\n", dem_engine_compute_units(sim->engine), sc->local_speed);
+    if (sc->code_cost != 1.0)
+      fprintf(sim->log, dem_clock_modelled() ? "demsim: the modelled code's kernels cost %g x demsim's (device.code_cost)\n"
+                                             : "demsim: device.code_cost = %g models another code under SMPI; this run "
+                                               "times demsim's own kernels\n", sc->code_cost);
     fflush(sim->log);
   }
   return 0;

@@ -109,6 +109,9 @@ static const key_def_t keys[] = {
    "model|measured"},
   {"device.local_speed", K_DOUBLE, OFF(local_speed), 0, 0, BIG, 0, "flop/s",
    "device.cost = measured: one core of this machine, in the platforms' unit (clock x KERNEL_FLOPS_PER_CYCLE)", NULL},
+  {"device.code_cost", K_DOUBLE, OFF(code_cost), 0, 0, 1e6, 1, "-",
+   "the modelled DEM code's kernel time per particle-step over demsim's kernels on the same core: every kernel's "
+   "compute and memory traffic x this (SMPI build; 1: demsim's own code)", NULL},
   {"device.server", K_STRING, OFF(server), SZ(server), 0, 0, 0, "",
    "container of a device server: every rank's kernels run there, over MPI (\"\": each rank its own device)", NULL},
   {"device.type", K_STRING, OFF(cl_device_type), SZ(cl_device_type), 0, 0, 0, "", "OpenCL device type", "any|cpu|gpu"},
@@ -194,6 +197,7 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->cl_device = -1;
   snprintf(s->cl_device_type, sizeof s->cl_device_type, "any");
   snprintf(s->device_cost, sizeof s->device_cost, "model");
+  s->code_cost = 1.0;
   snprintf(s->out_dir, sizeof s->out_dir, "out");
   s->metrics_every = 100;
   s->gather_block = 65536;

@@ -81,6 +81,8 @@ typedef struct dem_scenario {
   char server[DEM_NAME_MAX]; /* device.server: the container of the device server ("": none) */
   char device_cost[16];    /* "model": the cost model; "measured": kernels timed here, scaled */
   double local_speed;      /* flop/s of one core of this machine (device.cost = "measured") */
+  double code_cost;        /* -, the modelled DEM code's kernel cost per particle-step over demsim's own
+                            * kernels on the same core (1: demsim's code; SMPI build) */
 
   /* output */
   long output_every;       /* steps between particle snapshots (0: only the final state) */
