@@ -47,6 +47,7 @@
 #include "cost.h"
 
 #include <math.h>
+#include <stddef.h>
 
 #define SEARCH_CANDIDATES 26.0
 

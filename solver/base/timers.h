@@ -9,7 +9,7 @@ typedef enum dem_timer {
   DEM_T_TOTAL,        /* the time loop */
   DEM_T_REPARTITION,  /*   weights, Zoltan partition, migration, ghost registration */
   DEM_T_GHOSTS,       /*   per-step ghost copy and exchange */
-  DEM_T_WAIT,         /*     blocked waiting for the neighbours' ghosts */
+  DEM_T_WAIT,         /*     blocked in the search decision and the ghost exchange (waiting and transfer) */
   DEM_T_COMPUTE,      /*   the rank's own DEM computations (its load L_i) */
   DEM_T_SEARCH,       /*     contact search + history */
   DEM_T_FORCES,       /*     contact forces and moments, walls, gravity */

@@ -33,6 +33,7 @@
 #include "domain/ghosts.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +80,9 @@ struct dem_ghosts {
   size_t pairs_cap;
   double *bboxes;      /* 6 per rank: lo[3], hi[3] of its owned particles */
   size_t bboxes_cap;
-  double comm_time;    /* s, MPI time of the per-step exchanges */
+  double blocked;      /* s, time in the per-step MPI calls: the exchange and the search decision */
+  double wait;         /* s, of `blocked`, waiting for the slowest rank (dem_ghosts_need_search) */
+  double load_mark;    /* s, this rank's DEM_T_COMPUTE total at the last search decision */
   dem_grid_t *grid;    /* the owned particles' cells (the registration's answers) */
   dem_ghosts_stats_t stats;
   const int *site;     /* site of each rank (platform.sites), or NULL: one site */
@@ -568,7 +571,7 @@ int dem_ghosts_exchange_finish(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_
   dem_timer_start(&sim->timers, DEM_T_WAIT);
   dem_parallel_xchg_wait(g->xchg);
   dem_timer_stop(&sim->timers, DEM_T_WAIT);
-  g->comm_time += (t1 - t0) + (dem_clock_now() - t2);
+  g->blocked += (t1 - t0) + (dem_clock_now() - t2);
   if (bad) return dem_fail(err, errlen, "ghost exchange: a message exceeds the MPI count limit");
 
   for (size_t q = 0; q < g->n_ghost; q++) {
@@ -591,17 +594,29 @@ int dem_ghosts_exchange_finish(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_
   return 0;
 }
 
-/* The reduction waits for the slowest rank, also ranks that are no ghost neighbours: that
- * time is waiting too, and is counted as such (and as communication). */
+/* The search decision is the step's one reduction over all ranks: every rank meets the slowest
+ * there. With the decision each rank contributes its own computing since the last decision (its
+ * DEM_T_COMPUTE time: the forces of the last step, this step's kick-drift), and learns the
+ * largest: the slowest rank's. Its waiting for the slowest is the difference, at most the time
+ * the reduction held it; the rest of its time in the step's MPI calls (the reduction's own
+ * messages, the ghost exchange) is communication (dem_ghosts_wait_time, _comm_time). The
+ * clocks are never compared across ranks: durations only, so the split holds natively on
+ * several machines as under SMPI. */
 int dem_ghosts_need_search(dem_ghosts_t *g, dem_sim_t *sim)
 {
   int need = g->forced || dem_engine_needs_search(sim->engine);
   if (g->ranks > 1) {
+    double load = sim->timers.total[DEM_T_COMPUTE], mine = load - g->load_mark;
+    double v[2] = {need ? 1.0 : 0.0, mine};
+    g->load_mark = load;
     double t0 = dem_clock_now();
     dem_timer_start(&sim->timers, DEM_T_WAIT);
-    dem_parallel_max_int(&need, 1);
+    dem_parallel_max_double(v, 2);
     dem_timer_stop(&sim->timers, DEM_T_WAIT);
-    g->comm_time += dem_clock_now() - t0;
+    double held = dem_clock_now() - t0;
+    need = v[0] > 0.0;
+    g->blocked += held;
+    g->wait += fmin(fmax(v[1] - mine, 0.0), held);
   }
   return need;
 }
@@ -614,5 +629,6 @@ void dem_ghosts_sources(const dem_ghosts_t *g, int *out)
   for (int k = 0; k < g->n_from; k++)
     for (size_t q = 0; q < g->from_count[k]; q++) out[g->from_first[k] + q] = g->from_rank[k];
 }
-double dem_ghosts_comm_time(const dem_ghosts_t *g) { return g->comm_time; }
+double dem_ghosts_comm_time(const dem_ghosts_t *g) { return g->blocked - g->wait; }
+double dem_ghosts_wait_time(const dem_ghosts_t *g) { return g->wait; }
 double dem_ghosts_layer(const dem_ghosts_t *g) { return g->layer; }

@@ -52,7 +52,11 @@ typedef struct dem_ghosts_stats {
   double wan_state_bytes; /* of those, the per-step exchanges' (the registrations' are the rest) */
 } dem_ghosts_stats_t;
 void dem_ghosts_stats(const dem_ghosts_t *g, dem_ghosts_stats_t *st);
-double dem_ghosts_comm_time(const dem_ghosts_t *g); /* s, total time in MPI calls of the exchange */
+/* s, summed over the steps: the time in the step's MPI calls (the ghost exchange and the search
+ * decision) split into waiting for the slowest rank (its computing since the last decision less
+ * this rank's, at most the time the decision held it) and communication (the rest). */
+double dem_ghosts_wait_time(const dem_ghosts_t *g);
+double dem_ghosts_comm_time(const dem_ghosts_t *g);
 double dem_ghosts_layer(const dem_ghosts_t *g);     /* m, width of the ghost layer at the last registration */
 
 #endif

@@ -84,7 +84,7 @@ int dem_metrics_step(dem_metrics_t *m, dem_sim_t *sim, char *err, size_t errlen)
   (void)err;
   (void)errlen;
   if (sim->step % m->every != 0 && sim->step != sim->sc->steps) return 0;
-  double load = sim->timers.total[DEM_T_COMPUTE], wait = sim->timers.total[DEM_T_WAIT];
+  double load = sim->timers.total[DEM_T_COMPUTE], wait = dem_ghosts_wait_time(sim->ghosts);
   double comm = dem_ghosts_comm_time(sim->ghosts);
   row_t mine = {load - m->last_load, wait - m->last_wait, comm - m->last_comm,
                 dem_balance_weights(sim->balance)[sim->rank], (double)sim->p->n, (double)dem_ghosts_count(sim->ghosts)};

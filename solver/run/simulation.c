@@ -309,7 +309,7 @@ int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
   sim->particles_end = n;
   dem_summary_rank_t mine = {.rank = sim->rank,
                              .load_s = sim->timers.total[DEM_T_COMPUTE],
-                             .wait_s = sim->timers.total[DEM_T_WAIT],
+                             .wait_s = dem_ghosts_wait_time(sim->ghosts),
                              .comm_s = dem_ghosts_comm_time(sim->ghosts),
                              .weight = dem_balance_weights(sim->balance)[sim->rank],
                              .particles = (long)sim->p->n,

@@ -182,7 +182,7 @@ def fig_wait_comm(data, case, outdir):
     ax.set_xticklabels([f"r{j}\n{h}" for j, h in enumerate(hosts)], fontsize=8)
     ax.set_ylabel("time over the run (simulated s)")
     ax.set_title(f"{case.replace('case', 'Case ')}: load, wait and communication time per rank "
-                 f"(comm includes wait){_missing(data, names)}", fontsize=10)
+                 f"(wait: for the slowest rank; comm: the rest of the MPI time){_missing(data, names)}", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     return _save(fig, outdir, f"{case}_wait_comm.png")

@@ -489,7 +489,7 @@ def _observations_section(data, figs, sc, obs, lam):
         t = s.get("rank0_timers_s", {})
         tot = t.get("total") or s["sim_time_s"]
         trows.append((name, f"{s['sim_time_s']:.4g}", f"{t.get('compute', 0) / tot * 100:.0f} %",
-                      f"{t.get('ghosts', 0) / tot * 100:.0f} % ({t.get('wait', 0) / tot * 100:.0f} % waiting)",
+                      f"{t.get('ghosts', 0) / tot * 100:.0f} % ({t.get('wait', 0) / tot * 100:.0f} % blocked in MPI)",
                       f"{t.get('repartition', 0) / tot * 100:.0f} %", s.get("repartitions", ""),
                       f"{s['lambda_max_percent']:.1f}", f"{s['lambda_final_percent']:.1f}",
                       f"{s['wall_s']:.1f}"))
