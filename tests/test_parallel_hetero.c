@@ -11,6 +11,8 @@
 
 #include "balance/balance.h"
 #include "base/parallel.h"
+#include "base/timers.h"
+#include "domain/ghosts.h"
 #include "dem/particles.h"
 #include "run/simulation.h"
 #include "run/timestep.h"
@@ -73,8 +75,54 @@ static void test_slower_container_gets_fewer(void)
   dem_simulation_destroy(&sim);
 }
 
+/* Wait and communication apart (domain/ghosts.h): under NOW the faster container (b-1x) waits
+ * at every step's search decision for the slower one (c-1): over the run its wait is the two
+ * loads' difference (all but the last step's forces, which no later decision sees: within 20 %),
+ * the slower one waits for nobody (under 5 % of that), and each rank's communication is what
+ * the step's MPI calls took besides (positive, and the same order on both ranks: the same
+ * messages). */
+static void test_wait_and_comm_apart(void)
+{
+  int rank = dem_parallel_rank();
+  char err[2048];
+  static dem_scenario_t sc;
+  static dem_sim_t sim;
+  dem_scenario_defaults(&sc);
+  snprintf(sc.name, sizeof sc.name, "parallel-hetero-wait");
+  sc.particles = 4000;
+  sc.steps = 30;
+  sc.ranks = 2;
+  sc.repartition_every = 1000;
+  sc.metrics_every = 10;
+  sc.progress = 0;
+  snprintf(sc.policy, sizeof sc.policy, "NOW");
+  snprintf(sc.backend, sizeof sc.backend, "reference");
+  const char *tmp = getenv("TMPDIR");
+  snprintf(sc.out_dir, sizeof sc.out_dir, "%s/demsim-test-parallel-hetero-wait", tmp && *tmp ? tmp : "/tmp");
+  CU_ASSERT_EQUAL_FATAL(dem_scenario_validate(&sc, err, sizeof err), 0);
+  int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
+  if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);
+  if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
+  CU_ASSERT_EQUAL_FATAL(rc, 0);
+  double v[6] = {0};
+  v[3 * rank] = sim.timers.total[DEM_T_COMPUTE];
+  v[3 * rank + 1] = dem_ghosts_wait_time(sim.ghosts);
+  v[3 * rank + 2] = dem_ghosts_comm_time(sim.ghosts);
+  dem_parallel_sum_double(v, 6);
+  double diff = v[3] - v[0];
+  CU_ASSERT_FATAL(diff > 0.3 * v[3]); /* c-1 is the slower container */
+  CU_ASSERT(fabs(v[1] - diff) < 0.2 * diff);
+  CU_ASSERT(v[4] < 0.05 * v[1]);
+  CU_ASSERT(v[2] > 0.0 && v[5] > 0.0);
+  CU_ASSERT(v[2] < 3.0 * v[5] && v[5] < 3.0 * v[2]);
+  if (rank == 0)
+    printf("\n  loads %.3g / %.3g s, waits %.3g / %.3g s, comm %.3g / %.3g s ", v[0], v[3], v[1], v[4], v[2], v[5]);
+  dem_simulation_destroy(&sim);
+}
+
 static CU_TestInfo tests[] = {
   {"a slower container gets a larger load and, under RW, fewer particles", test_slower_container_gets_fewer},
+  {"the faster container's wait is the loads' difference; communication apart", test_wait_and_comm_apart},
   CU_TEST_INFO_NULL,
 };
 static CU_SuiteInfo suites[] = {
