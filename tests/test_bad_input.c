@@ -105,6 +105,7 @@ static const bad_case_t cases[] = {
   {"particles_do_not_fit", "problem = { particles = 1000; spacing = 0.6; };\n", NULL, NULL, "problem"},
   {"bad_set_key", RUN1, NULL, "--set material.colour=3", "material.colour"},
   {"bad_set_value", RUN1, NULL, "--set time.steps=ten", "time.steps"},
+  {"bad_set_list", RUN1, NULL, "--set 'platform.hosts=[\"n1-cn6700-4\"'", "--set platform.hosts"},
   {"bad_option", RUN1, NULL, "--frobnicate", "--frobnicate"},
   {"bad_backend", RUN1, NULL, "--backend cuda", "device.backend"},
   {"measured_without_speed", RUN1, NULL, "--set device.cost=measured", "device.local_speed"},

@@ -92,6 +92,19 @@ static void test_file_and_overrides(void)
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "time.steps"));
   CU_ASSERT_EQUAL(dem_scenario_set(&s, "nope=1", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "nope"));
+  /* --set takes a value as the file writes it: a quoted string, a list; errors name the option */
+  CU_ASSERT_EQUAL(dem_scenario_set(&s, "platform.hosts=[\"x\", \"y\", \"z\"]", err, sizeof err), 0);
+  CU_ASSERT_EQUAL(s.n_hosts, 3);
+  CU_ASSERT_STRING_EQUAL(s.hosts[2], "z");
+  CU_ASSERT_EQUAL(dem_scenario_set(&s, "run.partitioner=\"RIB\"", err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(s.partitioner, "RIB");
+  CU_ASSERT_EQUAL(dem_scenario_set(&s, "run.partitioner=HSFC", err, sizeof err), 0); /* bare, as before */
+  CU_ASSERT_STRING_EQUAL(s.partitioner, "HSFC");
+  CU_ASSERT_EQUAL(dem_scenario_set(&s, "platform.hosts=[\"x\"", err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--set platform.hosts"));
+  CU_ASSERT_EQUAL(dem_scenario_set(&s, "time.steps=\"ten\"", err, sizeof err), -1);
+  CU_ASSERT_PTR_NOT_NULL(strstr(err, "--set time.steps"));
+  CU_ASSERT_PTR_NULL(strstr(err, ".cfg"));
   unlink(path);
 }
 

@@ -29,7 +29,8 @@ void dem_cli_print_help(void *stream)
           "  -r, --repartition-every N  steps between repartitions (run.repartition_every)\n"
           "  -P, --ranks P              MPI processes (run.ranks)\n"
           "  -b, --backend B            opencl or reference (device.backend)\n"
-          "  -S, --set KEY=VALUE        override any scenario key (repeatable; see `demsim keys`)\n"
+          "  -S, --set KEY=VALUE        override any scenario key (repeatable; see `demsim keys`); VALUE as the\n"
+          "                             file writes it (0.3, \"RIB\", '[\"a\", \"b\"]') or bare (RIB, a,b)\n"
           "  -R, --restart FILE         continue from a checkpoint (DIR/checkpoint.h5 of an earlier run of the\n"
           "                             same problem; output.checkpoint_every writes them) up to time.steps\n"
           "  -q, --quiet                no progress and no configuration echo\n"
@@ -154,9 +155,18 @@ static int parse_probe(int argc, char **argv, int first, dem_cli_probe_t *p, cha
   return 0;
 }
 
+void dem_cli_hide_spaces(char *arg)
+{
+  for (char *c = arg; *c; c++)
+    if (*c == ' ') *c = DEM_CLI_SPACE;
+}
+
 int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errlen)
 {
   memset(cli, 0, sizeof *cli);
+  for (int i = 1; i < argc; i++) /* spaces through smpirun (DEM_CLI_SPACE) */
+    for (char *c = argv[i]; *c; c++)
+      if (*c == DEM_CLI_SPACE) *c = ' ';
   int rc = parse_options(argc, argv, cli, err, errlen);
   if (rc) return rc < 0 ? -1 : 0;
   if (optind >= argc) return dem_fail(err, errlen, "no command given (expected: run SCENARIO, keys, --help)");

@@ -8,6 +8,12 @@
 
 #define DEM_CLI_MAX_SETS 128
 
+/* smpirun joins the application's arguments with spaces and splits them again, so an argument
+ * with a space (--set 'platform.hosts=["a", "b"]') would arrive in pieces: the SMPI launcher
+ * passes its spaces as this character (dem_cli_hide_spaces), which dem_cli_parse turns back. */
+#define DEM_CLI_SPACE '\x1f'
+void dem_cli_hide_spaces(char *arg);
+
 typedef enum { DEM_CMD_NONE, DEM_CMD_RUN, DEM_CMD_KEYS, DEM_CMD_HELP, DEM_CMD_VERSION, DEM_CMD_PROBE } dem_command_t;
 
 /* `demsim probe` (native build): what to measure and where to write it. */

@@ -187,7 +187,10 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   args[k++] = "--log=root.thres:warning";
   args[k++] = "--log=root.fmt:%m%n";
   args[k++] = app;
-  for (int i = 1; i < argc && k < MAX_ARGS - 1; i++) args[k++] = argv[i];
+  for (int i = 1; i < argc && k < MAX_ARGS - 1; i++) {
+    dem_cli_hide_spaces(argv[i]); /* smpirun splits at spaces (cli.h) */
+    args[k++] = argv[i];
+  }
   args[k] = NULL;
   return cli->dry_run ? run_and_wait(args, 1) : run_smpirun(args, s->out_dir);
 }

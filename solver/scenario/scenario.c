@@ -367,7 +367,9 @@ static int walk(dem_scenario_t *s, config_setting_t *group, const char *prefix, 
     config_setting_t *set = config_setting_get_elem(group, i);
     char path[256], where[DEM_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", config_setting_name(set));
-    snprintf(where, sizeof where, "%s:%d", file, config_setting_source_line(set));
+    /* a file's line, or the --set option itself (set_parsed) */
+    if (strncmp(file, "--set ", 6) == 0) snprintf(where, sizeof where, "%s", file);
+    else snprintf(where, sizeof where, "%s:%d", file, config_setting_source_line(set));
     int t = config_setting_type(set);
     if (strcmp(path, "platform.hosts") == 0) {
       if (read_hosts(s, set, where, err, errlen)) return -1;
@@ -558,6 +560,31 @@ int dem_scenario_read_hostmap(const char *path, dem_hostmap_t *m, char *err, siz
   return rc;
 }
 
+/* --set KEY=VALUE where VALUE is written as in a scenario file: a quoted string, a list or an
+ * array ("RIB", ["a", "b"], ( { ... } )). The assignment is read by libconfig as the file's text
+ * `a = { b = VALUE; };` and walked like a file, so it takes what a file takes and is checked
+ * alike; messages name the option. 0, or -1 with a message. */
+static int set_parsed(dem_scenario_t *s, const char *key, const char *val, const char *where, char *err, size_t errlen)
+{
+  char text[8192];
+  size_t n = 0, depth = 0;
+  const char *k = key;
+  for (const char *dot; (dot = strchr(k, '.')) != NULL; k = dot + 1, depth++)
+    n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0, "%.*s = { ", (int)(dot - k), k);
+  n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0, "%s = %s;", k, val);
+  for (size_t i = 0; i < depth; i++) n += (size_t)snprintf(text + n, n < sizeof text ? sizeof text - n : 0, " };");
+  if (n >= sizeof text) return dem_fail(err, errlen, "%s: value too long", where);
+  config_t cfg;
+  config_init(&cfg);
+  config_set_include_dir(&cfg, "/nonexistent");
+  int rc = config_read_string(&cfg, text)
+               ? walk(s, config_root_setting(&cfg), "", where, err, errlen)
+               : dem_fail(err, errlen, "%s: '%s' is not a value of a scenario file (%s; e.g. \"RIB\", [\"a\", \"b\"], 0.3)",
+                          where, val, config_error_text(&cfg));
+  config_destroy(&cfg);
+  return rc;
+}
+
 int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_t errlen)
 {
   const char *eq = strchr(assignment, '=');
@@ -571,6 +598,8 @@ int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_
   const char *val = eq + 1;
   char where[300];
   snprintf(where, sizeof where, "--set %s", key);
+  /* written as in a file: a quoted string, a list, an array */
+  if (val[0] && strchr("\"[({", val[0])) return set_parsed(s, key, val, where, err, errlen);
   if (strcmp(key, "platform.hosts") == 0) {
     /* comma-separated list */
     int count = 0;
