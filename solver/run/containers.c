@@ -172,28 +172,47 @@ static int build_link(const dem_cloud_t *cloud, int i)
          cmd(cloud, 0, "ip", "link", "set", root, "up", NULL);
 }
 
+/* The filter that sends traffic to container j's address into classid: u32 where the kernel has it,
+ * else (CONFIG_NET_CLS_U32 off) the same match as a classic BPF program in cls_bpf: the frame's
+ * ethertype IPv4 and its destination address (bytes 30-33 of an Ethernet frame), -1 for a match
+ * (the filter's flowid), 0 otherwise. */
+static int filter_destination(dem_cloud_t *cloud, char *ns, int j, char *classid)
+{
+  char dst[48], code[160];
+  snprintf(dst, sizeof dst, "%s/32", cloud->c[j].addr);
+  if (!cloud->no_u32 && cmd(cloud, 1, "tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip",
+                            "prio", "1", "u32", "match", "ip", "dst", dst, "flowid", classid, NULL) == 0)
+    return 0;
+  cloud->no_u32 = 1;
+  unsigned a, b, c, d;
+  if (sscanf(cloud->c[j].addr, "%u.%u.%u.%u", &a, &b, &c, &d) != 4) return -1;
+  snprintf(code, sizeof code, "6,40 0 0 12,21 0 3 2048,32 0 0 30,21 0 1 %lu,6 0 0 4294967295,6 0 0 0",
+           ((unsigned long)a << 24) | (b << 16) | (c << 8) | d);
+  return cmd(cloud, 0, "tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
+             "bpf", "bytecode", code, "flowid", classid, NULL);
+}
+
 /* Container i's egress: htb root 1:, per destination j a class 1:(j+1) at the pair's rate, a
  * netem child (j+0x100): with the pair's one-way delay, and a filter on j's address. Traffic to
  * anything else (the bridge: mpirun's PMIx server) is not classified and passes unshaped. */
-static int build_shaping(const dem_cloud_t *cloud, int i)
+static int build_shaping(dem_cloud_t *cloud, int i)
 {
   char *ns = (char *)cloud->c[i].ns;
   if (cmd(cloud, 0, "tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", NULL)) return -1;
   for (int j = 0; j < cloud->n; j++) {
     if (j == i || cloud->bw[i][j] <= 0) continue;
-    char classid[16], handle[16], rate[32], delay[32], dst[48];
+    char classid[16], handle[16], rate[32], delay[32];
     snprintf(classid, sizeof classid, "1:%x", j + 1);
     snprintf(handle, sizeof handle, "%x:", j + 0x100);
     snprintf(rate, sizeof rate, "%.0fbit", cloud->bw[i][j] * 8);
     snprintf(delay, sizeof delay, "%.3fus", cloud->lat[i][j] * 1e6);
-    snprintf(dst, sizeof dst, "%s/32", cloud->c[j].addr);
     if (cmd(cloud, 0, "tc", "-n", ns, "class", "add", "dev", "eth0", "parent", "1:", "classid", classid, "htb", "rate",
-            rate, "ceil", rate, "quantum", "60000", NULL) ||
-        cmd(cloud, 0, "tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", classid, "handle", handle, "netem",
-            "delay", delay, "limit", "100000", NULL) ||
-        cmd(cloud, 0, "tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
-            "u32", "match", "ip", "dst", dst, "flowid", classid, NULL))
+            rate, "ceil", rate, "quantum", "60000", NULL))
       return -1;
+    if (cloud->no_netem || cmd(cloud, 1, "tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", classid, "handle",
+                               handle, "netem", "delay", delay, "limit", "100000", NULL))
+      cloud->no_netem = 1; /* a kernel without CONFIG_NET_SCH_NETEM: the rate only (htb's own leaf) */
+    if (filter_destination(cloud, ns, j, classid)) return -1;
   }
   return 0;
 }
@@ -249,6 +268,9 @@ int dem_cloud_build(dem_cloud_t *cloud, char *err, size_t errlen)
                       "with the cpuset and cpu controllers): %s", cloud->c[i].name, CPUSET_ROOT, CPU_ROOT,
                       strerror(errno));
   }
+  if (cloud->no_netem)
+    fprintf(stderr, "demsim: note: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): each route's bandwidth is "
+            "shaped, its latency is not added (the namespaces' own latency only)\n");
   return 0;
 }
 
