@@ -222,8 +222,10 @@ int dem_emulator_start(const dem_scenario_t *s, const char *self, int dry_run, d
   if (!em) return 1;
   em->cloud.dry_run = dry_run;
   int rc = plan(em, s, self, err, sizeof err) ? 2 : 0;
-  if (rc == 0 && !dry_run && geteuid() != 0)
-    rc = 2 + 0 * dem_fail(err, sizeof err, "--emulate needs root (network namespaces, tc, cgroups): run demsim as root");
+  if (rc == 0 && !dry_run && geteuid() != 0) {
+    snprintf(err, sizeof err, "--emulate needs root (network namespaces, tc, cgroups): run demsim as root");
+    rc = 2;
+  }
   if (rc == 0 && dem_cloud_name(&em->cloud, err, sizeof err)) rc = 1;
   if (rc) {
     fprintf(stderr, "demsim: %s\n", err);

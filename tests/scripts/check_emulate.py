@@ -7,7 +7,8 @@
 routes (no root needed): demsim-routes on platforms/openstack.xml against hand-computed figures
 (two containers on two nodes: veth 2.5 GB/s 10 us + NIC 125 MB/s 25 us + NIC + veth, so 125 MB/s
 and 70 us; two on one node: veth + veth, 2.5 GB/s and 20 us); a container set that needs more
-cores than this machine has exits with 2 naming both counts; the SMPI build, when there, refuses
+cores than this machine has exits with 2 naming both counts; without root (run as nobody, when
+this check runs as root) it exits with 2 saying so; the SMPI build, when there, refuses
 --emulate with 2 naming the native build.
 
 cloud (root and `ip netns`; else exit 77): two 1-core containers on two nodes of openstack.xml
@@ -71,6 +72,11 @@ def check_refusals(a, failures):
     if p.returncode != 2 or "need 12 cores" not in p.stderr or f"has {online}" not in p.stderr:
         failures.append(f"3 4-core containers: rc {p.returncode}, expected 2 and 'need 12 cores' and 'has {online}':"
                         f"\n{p.stderr}")
+    if os.geteuid() == 0 and subprocess.run(["which", "setpriv"], capture_output=True).returncode == 0:
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        p = subprocess.run(nobody + emulate_cmd(a.demsim, "/tmp", HOSTS, 2), capture_output=True, text=True)
+        if p.returncode != 2 or "needs root" not in p.stderr:
+            failures.append(f"--emulate as nobody: rc {p.returncode}, expected 2 saying it needs root:\n{p.stderr}")
     smpi = os.path.join(SOURCE, "build", "smpi", "demsim")
     if os.access(smpi, os.X_OK):
         p = subprocess.run(emulate_cmd(smpi, os.path.join(a.out, "smpi"), HOSTS, 2), capture_output=True, text=True)
