@@ -34,6 +34,9 @@ void dem_cli_print_help(void *stream)
           "  -R, --restart FILE         continue from a checkpoint (DIR/checkpoint.h5 of an earlier run of the\n"
           "                             same problem; output.checkpoint_every writes them) up to time.steps\n"
           "  -q, --quiet                no progress and no configuration echo\n"
+          "      --emulate              run on an emulated cloud on this machine (native.emulate; native build,\n"
+          "                             as root): a network namespace and cpuset cgroup per container, each pair\n"
+          "                             of containers' traffic shaped by tc to its route in platform.file\n"
           "      --dry-run              validate the scenario and print the launch command only\n"
           "      --attempt K            the K-th restart after a lost container (failure.*); demsim passes it\n"
           "                             itself when it restarts from DIR/failures.txt\n"
@@ -62,7 +65,7 @@ static const struct option options[] = {
   {"backend", required_argument, 0, 'b'},    {"set", required_argument, 0, 'S'},
   {"restart", required_argument, 0, 'R'},    {"quiet", no_argument, 0, 'q'},
   {"dry-run", no_argument, 0, 'D'},          {"help", no_argument, 0, 'h'},
-  {"attempt", required_argument, 0, 'A'},
+  {"attempt", required_argument, 0, 'A'},    {"emulate", no_argument, 0, 'E'},
   {"version", no_argument, 0, 'V'},          {0, 0, 0, 0}};
 
 static const struct { char opt; const char *key; } shortcuts[] = {
@@ -80,6 +83,7 @@ static int parse_options(int argc, char **argv, dem_cli_t *cli, char *err, size_
     const char *key = NULL;
     for (size_t i = 0; i < sizeof shortcuts / sizeof shortcuts[0]; i++)
       if (shortcuts[i].opt == c) key = shortcuts[i].key;
+    if (c == 'E') key = "native.emulate", optarg = "true"; /* a shortcut without a value */
     if (key || c == 'S') {
       if (cli->n_sets >= DEM_CLI_MAX_SETS) return dem_fail(err, errlen, "too many overrides (at most %d)", DEM_CLI_MAX_SETS);
       int n = key ? snprintf(cli->sets[cli->n_sets], sizeof cli->sets[0], "%s=%s", key, optarg)

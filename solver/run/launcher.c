@@ -19,6 +19,9 @@
 #include "base/files.h"
 #include "failure/failure_log.h"
 #include "run/cli.h"
+#ifndef DEMSIM_SMPI
+#include "run/emulator.h"
+#endif
 #include "run/placement.h"
 #include "run/probe.h"
 #include "scenario/hostmap.h"
@@ -220,6 +223,12 @@ int main(int argc, char **argv)
     free(s);
     return 2;
   }
+  if (s->emulate) {
+    fprintf(stderr, "demsim: %s: --emulate (native.emulate) runs the scenario on an emulated cloud on this machine: "
+            "use the native build (build/native/demsim); the SMPI build simulates the cloud instead\n", s->file);
+    free(s);
+    return 2;
+  }
   int rc = dem_launch(argc, argv, s, &cli);
   free(s);
   return rc;
@@ -231,7 +240,8 @@ int dem_launch_in_process(const dem_scenario_t *s)
 {
   /* declared stress needs the launcher, which starts the real stress-ng processes; a host map
    * needs it to place even a single rank */
-  return (s->ranks == 1 && s->n_stress == 0 && !s->hostmap[0] && !s->server[0]) || getenv("OMPI_COMM_WORLD_SIZE") != NULL;
+  return (s->ranks == 1 && s->n_stress == 0 && !s->hostmap[0] && !s->server[0] && !s->emulate) ||
+         getenv("OMPI_COMM_WORLD_SIZE") != NULL;
 }
 
 /* The shell loop of a stress: constant, or on/off periodic, after its start delay. Under a host
@@ -456,8 +466,43 @@ static int launch_hostmap(int argc, char **argv, const dem_scenario_t *s, const 
   return rc;
 }
 
+/* On an emulated cloud (native.emulate, run/emulator.h): the cloud built, each stress started in
+ * its container, mpirun with each rank in its own, all stopped and the cloud removed at the end,
+ * also when a signal stops the run. */
+static int launch_emulated(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+{
+  char self[DEM_PATH_MAX], scripts[DEM_MAX_STRESS][640];
+  self_path(self, sizeof self, argv[0]);
+  dem_emulator_t *em = NULL;
+  int rc = dem_emulator_start(s, self, cli->dry_run, &em), max = 64 + (s->ranks + 1) * (argc + 16);
+  char **args = rc ? NULL : calloc((size_t)max, sizeof *args);
+  if (rc == 0 && (!args || dem_emulator_mpirun(em, self, argc, argv, args, max) < 0)) rc = 1;
+  pid_t stress[DEM_MAX_STRESS];
+  int n_stress = 0;
+  for (int i = 0; rc == 0 && i < s->n_stress && !dem_emulator_caught(); i++) {
+    char *sargs[16];
+    int k = dem_emulator_enter(em, s->stress[i].host, sargs);
+    stress_script(&s->stress[i], 0, scripts[i], sizeof scripts[i]);
+    const char *more[] = {"sh", "-c", scripts[i], NULL};
+    for (int w = 0; w < 4; w++) sargs[k++] = (char *)more[w];
+    if (cli->dry_run) printf("stress[%d] in %s: ", i, s->stress[i].host), print_args(sargs);
+    else stress[n_stress++] = start_group(sargs);
+  }
+  if (rc == 0 && cli->dry_run) print_args(args);
+  else if (rc == 0 && !dem_emulator_caught()) rc = dem_emulator_wait(start_group(args));
+  stop_stress(stress, n_stress, 1);
+  if (em && dem_emulator_caught()) {
+    fprintf(stderr, "demsim: stopped by signal %d; the emulated cloud is removed\n", dem_emulator_caught());
+    rc = 1;
+  }
+  dem_emulator_stop(&em);
+  free(args);
+  return rc;
+}
+
 static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
+  if (s->emulate) return launch_emulated(argc, argv, s, cli);
   if (s->hostmap[0]) return launch_hostmap(argc, argv, s, cli);
   char np[16], self[DEM_PATH_MAX], pe[32];
   int procs = s->ranks + (s->server[0] ? 1 : 0); /* a device server is one more process */

@@ -56,7 +56,7 @@ static int prolog(int argc, char **argv, dem_cli_t *cli, dem_scenario_t *sc)
     printf("demsim: %s is valid; effective configuration:\n", sc->file);
     dem_scenario_print(sc, stdout);
 #ifndef DEMSIM_SMPI
-    if (sc->hostmap[0]) return dem_launch(argc, argv, sc, cli); /* checks the map, prints the placement */
+    if (sc->hostmap[0] || sc->emulate) return dem_launch(argc, argv, sc, cli); /* checks, prints the placement */
 #endif
     return 0;
   }

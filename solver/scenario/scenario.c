@@ -101,6 +101,10 @@ static const key_def_t keys[] = {
   {"native.hostmap", K_STRING, OFF(hostmap), SZ(hostmap), 0, 0, 0, "",
    "native build: host map file placing each container on a real host and cores (relative to the scenario file; "
    "\"\": none; see scenarios/README.md); ignored by the SMPI build", NULL},
+  {"native.emulate", K_BOOL, OFF(emulate), 0, 0, 1, 0, "",
+   "native build, as root: run on an emulated cloud on this machine (a network namespace, cpuset cgroup and tc-shaped "
+   "routes from platform.file per container; README.md, \"Emulating a scenario on one machine\"); the SMPI build "
+   "refuses it", NULL},
   {"device.backend", K_STRING, OFF(backend), SZ(backend), 0, 0, 0, "", "compute backend", "opencl|reference"},
   {"device.platform", K_INT, OFF(cl_platform), 0, -1, 1024, 0, "-", "OpenCL platform index (-1: first with a device)", NULL},
   {"device.device", K_INT, OFF(cl_device), 0, -1, 1024, 0, "-", "OpenCL device index (-1: first)", NULL},

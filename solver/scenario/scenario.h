@@ -72,6 +72,7 @@ typedef struct dem_scenario {
   int n_stress;
   dem_stress_t stress[DEM_MAX_STRESS];
   char hostmap[DEM_PATH_MAX];   /* native build: containers -> real hosts and cores ("": none), resolved */
+  int emulate;              /* native build: 1 runs on an emulated cloud on this machine (run/emulator.h) */
 
   /* compute device */
   char backend[16];        /* "opencl" or "reference" */

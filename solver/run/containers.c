@@ -1,0 +1,382 @@
+/* The containers of an emulated cloud: namespaces, links, shaping, cgroups, and their teardown
+ * (see run/containers.h). Commands are argument vectors run by fork/exec: every word is a name or
+ * a number made here, never a string from a scenario. */
+#define _GNU_SOURCE
+#include "run/containers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/error.h"
+
+#define CPUSET_ROOT "/sys/fs/cgroup/cpuset"
+#define CPU_ROOT "/sys/fs/cgroup/cpu"
+#define MAX_WORDS 40
+
+static pid_t spawn(char *const *args, int quiet, int out_fd)
+{
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    if (out_fd >= 0) dup2(out_fd, 1);
+    else if (quiet && null >= 0) dup2(null, 1);
+    if (quiet && null >= 0) dup2(null, 2);
+    execvp(args[0], args);
+    _exit(127);
+  }
+  return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+  int status = 0;
+  if (pid < 0) return 127;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int dem_cloud_exec(char *const *args, int quiet) { return wait_status(spawn(args, quiet, -1)); }
+
+int dem_cloud_capture(char *const *args, char *out, size_t len)
+{
+  int fd[2];
+  if (pipe(fd)) return 127;
+  pid_t pid = spawn(args, 0, fd[1]);
+  close(fd[1]);
+  size_t n = 0;
+  ssize_t got;
+  char sink[4096];
+  while ((got = read(fd[0], n + 1 < len ? out + n : sink, n + 1 < len ? len - 1 - n : sizeof sink)) != 0) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    if (n + 1 < len) n += (size_t)got;
+  }
+  close(fd[0]);
+  if (len) out[n] = '\0';
+  return wait_status(pid);
+}
+
+/* Runs (or, in a dry run, prints) the command of the words given, up to a NULL. Its exit status. */
+static int cmd(const dem_cloud_t *cloud, int quiet, ...)
+{
+  char *args[MAX_WORDS];
+  int k = 0;
+  va_list ap;
+  va_start(ap, quiet);
+  for (char *w; k < MAX_WORDS - 1 && (w = va_arg(ap, char *)) != NULL;) args[k++] = w;
+  va_end(ap);
+  args[k] = NULL;
+  if (cloud && cloud->dry_run) {
+    for (int i = 0; i < k; i++) printf("%s%s", i ? " " : "", args[i]);
+    printf("\n");
+    return 0;
+  }
+  return dem_cloud_exec(args, quiet);
+}
+
+static int write_value(const dem_cloud_t *cloud, const char *path, const char *value)
+{
+  if (cloud->dry_run) {
+    printf("echo %s > %s\n", value, path);
+    return 0;
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  int bad = fputs(value, f) < 0;
+  return (fclose(f) || bad) ? -1 : 0;
+}
+
+/* 1 when a.b.c.d/len (from `ip` output) overlaps 10.213.x.0/24. */
+static int overlaps(const char *word, unsigned x)
+{
+  unsigned a, b, c, d, len = 32;
+  char tail;
+  int got = sscanf(word, "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &len, &tail);
+  if (got < 4 || a > 255 || b > 255 || c > 255 || d > 255 || len > 32) return 0;
+  unsigned long net = ((unsigned long)a << 24) | (b << 16) | (c << 8) | d, mine = (10ul << 24) | (213ul << 16) | (x << 8);
+  unsigned bits = len < 24 ? len : 24;
+  unsigned long mask = bits ? (0xfffffffful << (32 - bits)) & 0xfffffffful : 0;
+  return (net & mask) == (mine & mask);
+}
+
+/* The first 10.213.x.0/24 that no address or route of this machine overlaps: -1 when none. */
+static int free_subnet(void)
+{
+  static char text[1 << 16];
+  char *addr[] = {"ip", "-4", "-o", "addr", "show", NULL}, *route[] = {"ip", "-4", "route", "show", "table", "all", NULL};
+  size_t n = 0;
+  if (dem_cloud_capture(addr, text, sizeof text)) return -1;
+  n = strlen(text);
+  text[n++] = '\n';
+  if (dem_cloud_capture(route, text + n, sizeof text - n)) return -1;
+  for (unsigned x = 0; x < 256; x++) {
+    int used = 0;
+    char copy[sizeof text];
+    memcpy(copy, text, sizeof text);
+    for (char *save = NULL, *w = strtok_r(copy, " \t\n", &save); w && !used; w = strtok_r(NULL, " \t\n", &save))
+      used = overlaps(w, x);
+    if (!used) return (int)x;
+  }
+  return -1;
+}
+
+int dem_cloud_name(dem_cloud_t *cloud, char *err, size_t errlen)
+{
+  snprintf(cloud->prefix, sizeof cloud->prefix, "dsim%ld-", (long)getpid());
+  snprintf(cloud->bridge, sizeof cloud->bridge, "%sbr", cloud->prefix);
+  int x = free_subnet();
+  if (x < 0)
+    return dem_fail(err, errlen, "emulate: no free private subnet 10.213.x.0/24 (every one overlaps an address or route "
+                    "of this machine: see ip -4 route)");
+  snprintf(cloud->subnet, sizeof cloud->subnet, "10.213.%d.0/24", x);
+  snprintf(cloud->bridge_addr, sizeof cloud->bridge_addr, "10.213.%d.254", x);
+  for (int i = 0; i < cloud->n; i++) {
+    snprintf(cloud->c[i].ns, sizeof cloud->c[i].ns, "%s%d", cloud->prefix, i);
+    snprintf(cloud->c[i].addr, sizeof cloud->c[i].addr, "10.213.%d.%d", x, i + 1);
+  }
+  return 0;
+}
+
+/* Container i's namespace, its veth pair (the root end on the bridge; the other end, eth0, in the
+ * namespace with the container's address) and its loopback. */
+static int build_link(const dem_cloud_t *cloud, int i)
+{
+  const dem_container_t *c = &cloud->c[i];
+  char root[64], peer[64], cidr[48];
+  snprintf(root, sizeof root, "%sv%d", cloud->prefix, i);
+  snprintf(peer, sizeof peer, "%sp%d", cloud->prefix, i);
+  snprintf(cidr, sizeof cidr, "%s/24", c->addr);
+  char *ns = (char *)c->ns;
+  return cmd(cloud, 0, "ip", "netns", "add", ns, NULL) ||
+         cmd(cloud, 0, "ip", "link", "add", root, "type", "veth", "peer", "name", peer, NULL) ||
+         cmd(cloud, 0, "ip", "link", "set", peer, "netns", ns, NULL) ||
+         cmd(cloud, 0, "ip", "-n", ns, "link", "set", peer, "name", "eth0", NULL) ||
+         cmd(cloud, 0, "ip", "-n", ns, "addr", "add", cidr, "dev", "eth0", NULL) ||
+         cmd(cloud, 0, "ip", "-n", ns, "link", "set", "eth0", "up", NULL) ||
+         cmd(cloud, 0, "ip", "-n", ns, "link", "set", "lo", "up", NULL) ||
+         cmd(cloud, 0, "ip", "link", "set", root, "master", (char *)cloud->bridge, NULL) ||
+         cmd(cloud, 0, "ip", "link", "set", root, "up", NULL);
+}
+
+/* The filter that sends traffic to container j's address into classid: u32 where the kernel has it,
+ * else (CONFIG_NET_CLS_U32 off) the same match as a classic BPF program in cls_bpf: the frame's
+ * ethertype IPv4 and its destination address (bytes 30-33 of an Ethernet frame), -1 for a match
+ * (the filter's flowid), 0 otherwise. */
+static int filter_destination(dem_cloud_t *cloud, char *ns, int j, char *classid)
+{
+  char dst[48], code[160];
+  snprintf(dst, sizeof dst, "%s/32", cloud->c[j].addr);
+  if (!cloud->no_u32 && cmd(cloud, 1, "tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip",
+                            "prio", "1", "u32", "match", "ip", "dst", dst, "flowid", classid, NULL) == 0)
+    return 0;
+  cloud->no_u32 = 1;
+  unsigned a, b, c, d;
+  if (sscanf(cloud->c[j].addr, "%u.%u.%u.%u", &a, &b, &c, &d) != 4) return -1;
+  snprintf(code, sizeof code, "6,40 0 0 12,21 0 3 2048,32 0 0 30,21 0 1 %lu,6 0 0 4294967295,6 0 0 0",
+           ((unsigned long)a << 24) | (b << 16) | (c << 8) | d);
+  return cmd(cloud, 0, "tc", "-n", ns, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1",
+             "bpf", "bytecode", code, "flowid", classid, NULL);
+}
+
+/* Container i's egress: htb root 1:, per destination j a class 1:(j+1) at the pair's rate, a
+ * netem child (j+0x100): with the pair's one-way delay, and a filter on j's address. Traffic to
+ * anything else (the bridge: mpirun's PMIx server) is not classified and passes unshaped. */
+static int build_shaping(dem_cloud_t *cloud, int i)
+{
+  char *ns = (char *)cloud->c[i].ns;
+  if (cmd(cloud, 0, "tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", NULL)) return -1;
+  for (int j = 0; j < cloud->n; j++) {
+    if (j == i || cloud->bw[i][j] <= 0) continue;
+    char classid[16], handle[16], rate[32], delay[32];
+    snprintf(classid, sizeof classid, "1:%x", j + 1);
+    snprintf(handle, sizeof handle, "%x:", j + 0x100);
+    snprintf(rate, sizeof rate, "%.0fbit", cloud->bw[i][j] * 8);
+    snprintf(delay, sizeof delay, "%.3fus", cloud->lat[i][j] * 1e6);
+    if (cmd(cloud, 0, "tc", "-n", ns, "class", "add", "dev", "eth0", "parent", "1:", "classid", classid, "htb", "rate",
+            rate, "ceil", rate, "quantum", "60000", NULL))
+      return -1;
+    if (cloud->no_netem || cmd(cloud, 1, "tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", classid, "handle",
+                               handle, "netem", "delay", delay, "limit", "100000", NULL))
+      cloud->no_netem = 1; /* a kernel without CONFIG_NET_SCH_NETEM: the rate only (htb's own leaf) */
+    if (filter_destination(cloud, ns, j, classid)) return -1;
+  }
+  return 0;
+}
+
+/* Container i's cgroups: its cores (cpuset, the root's memory nodes) and, for a part of a core,
+ * a CFS quota of share x cores per period. */
+static int build_cgroups(const dem_cloud_t *cloud, int i)
+{
+  const dem_container_t *c = &cloud->c[i];
+  char dir[2][320], path[400], mems[64] = "0", quota[32], period[32];
+  snprintf(dir[0], sizeof dir[0], "%s/%s%d", CPUSET_ROOT, cloud->prefix, i);
+  snprintf(dir[1], sizeof dir[1], "%s/%s%d", CPU_ROOT, cloud->prefix, i);
+  FILE *f = fopen(CPUSET_ROOT "/cpuset.mems", "r");
+  if (f) {
+    if (!fgets(mems, sizeof mems, f)) snprintf(mems, sizeof mems, "0");
+    mems[strcspn(mems, "\n")] = '\0';
+    fclose(f);
+  }
+  for (int k = 0; k < 2; k++) {
+    if (cloud->dry_run) printf("mkdir %s\n", dir[k]);
+    else if (mkdir(dir[k], 0755) && errno != EEXIST) return -1;
+  }
+  snprintf(path, sizeof path, "%s/cpuset.mems", dir[0]);
+  if (write_value(cloud, path, mems)) return -1;
+  snprintf(path, sizeof path, "%s/cpuset.cpus", dir[0]);
+  if (write_value(cloud, path, c->cpus)) return -1;
+  if (c->share >= 1) return 0;
+  snprintf(period, sizeof period, "%d", DEM_CLOUD_QUOTA_PERIOD);
+  snprintf(quota, sizeof quota, "%.0f", c->share * c->ncores * DEM_CLOUD_QUOTA_PERIOD);
+  snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir[1]);
+  if (write_value(cloud, path, period)) return -1;
+  snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir[1]);
+  return write_value(cloud, path, quota);
+}
+
+int dem_cloud_build(dem_cloud_t *cloud, char *err, size_t errlen)
+{
+  char cidr[48];
+  snprintf(cidr, sizeof cidr, "%s/24", cloud->bridge_addr);
+  if (cmd(cloud, 0, "ip", "link", "add", cloud->bridge, "type", "bridge", NULL) ||
+      cmd(cloud, 0, "ip", "addr", "add", cidr, "dev", cloud->bridge, NULL) ||
+      cmd(cloud, 0, "ip", "link", "set", cloud->bridge, "up", NULL))
+    return dem_fail(err, errlen, "emulate: cannot create the bridge %s (ip link add ... type bridge)", cloud->bridge);
+  for (int i = 0; i < cloud->n; i++) {
+    if (build_link(cloud, i))
+      return dem_fail(err, errlen, "emulate: cannot create the namespace and link of container \"%s\" (%s)",
+                      cloud->c[i].name, cloud->c[i].ns);
+    if (build_shaping(cloud, i))
+      return dem_fail(err, errlen, "emulate: cannot shape the routes of container \"%s\" with tc (htb, netem, u32: "
+                      "are the sch_htb and sch_netem modules available?)", cloud->c[i].name);
+    if (build_cgroups(cloud, i))
+      return dem_fail(err, errlen, "emulate: cannot create the cgroups of container \"%s\" under %s and %s (cgroups v1 "
+                      "with the cpuset and cpu controllers): %s", cloud->c[i].name, CPUSET_ROOT, CPU_ROOT,
+                      strerror(errno));
+  }
+  if (cloud->no_netem)
+    fprintf(stderr, "demsim: note: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): each route's bandwidth is "
+            "shaped, its latency is not added (the namespaces' own latency only)\n");
+  return 0;
+}
+
+/* Kills every process in the cgroup directory and waits (5 s at most) until it is empty. */
+static void empty_cgroup(const char *dir)
+{
+  char path[512], line[32];
+  snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+  for (int tries = 0; tries < 50; tries++) {
+    FILE *f = fopen(path, "r");
+    int any = 0;
+    while (f && fgets(line, sizeof line, f)) {
+      long pid = strtol(line, NULL, 10);
+      if (pid > 1 && pid != (long)getpid()) kill((pid_t)pid, SIGKILL), any = 1;
+    }
+    if (f) fclose(f);
+    if (!any) return;
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* Calls fn(name, arg) for each entry of `root` (a cgroup hierarchy) named with the prefix. */
+static void each_cgroup(const char *root, const char *prefix, void (*fn)(const char *, void *), void *arg)
+{
+  DIR *d = opendir(root);
+  struct dirent *e;
+  char path[512];
+  while (d && (e = readdir(d)) != NULL)
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+      snprintf(path, sizeof path, "%s/%s", root, e->d_name);
+      fn(path, arg);
+    }
+  if (d) closedir(d);
+}
+
+static void kill_cgroup(const char *path, void *arg) { (void)arg, empty_cgroup(path); }
+static void remove_cgroup(const char *path, void *arg) { (void)arg, rmdir(path); }
+
+/* The first word of each line of `ip netns list` or the name of each link of `ip -o link`
+ * that starts with prefix, one after another in names (NUL-separated, an empty name last). */
+static void list_names(int links, const char *prefix, char *names, size_t len)
+{
+  static char text[1 << 16];
+  char *ns[] = {"ip", "netns", "list", NULL}, *ln[] = {"ip", "-o", "link", "show", NULL};
+  size_t n = 0;
+  names[0] = '\0';
+  if (dem_cloud_capture(links ? ln : ns, text, sizeof text)) return;
+  for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char word[64] = "";
+    if (links) sscanf(line, "%*d: %63[^:@ ]", word);
+    else sscanf(line, "%63s", word);
+    if (word[0] && strncmp(word, prefix, strlen(prefix)) == 0 && n + strlen(word) + 2 < len) {
+      memcpy(names + n, word, strlen(word) + 1);
+      n += strlen(word) + 1;
+      names[n] = '\0';
+    }
+  }
+}
+
+void dem_cloud_clean(const char *prefix, int dry_run)
+{
+  char names[8192];
+  if (dry_run) {
+    printf("teardown: every process in the cgroups %s*, then ip netns del, ip link del, rmdir of everything named %s*\n",
+           prefix, prefix);
+    return;
+  }
+  each_cgroup(CPUSET_ROOT, prefix, kill_cgroup, NULL); /* the ranks and the stress, in reverse of their start */
+  each_cgroup(CPU_ROOT, prefix, kill_cgroup, NULL);
+  list_names(0, prefix, names, sizeof names); /* a namespace takes its link end and its qdiscs with it */
+  for (char *w = names; *w; w += strlen(w) + 1) cmd(NULL, 1, "ip", "netns", "del", w, NULL);
+  list_names(1, prefix, names, sizeof names); /* what is left: the veths' root ends, the bridge */
+  for (char *w = names; *w; w += strlen(w) + 1) cmd(NULL, 1, "ip", "link", "del", w, NULL);
+  each_cgroup(CPUSET_ROOT, prefix, remove_cgroup, NULL);
+  each_cgroup(CPU_ROOT, prefix, remove_cgroup, NULL);
+}
+
+/* The prefix "dsim<pid>-" of a name when its process is gone, else "". */
+static void stale_prefix(const char *name, char *prefix, size_t len)
+{
+  long pid = 0;
+  int end = 0;
+  prefix[0] = '\0';
+  if (sscanf(name, "dsim%ld-%n", &pid, &end) == 1 && end > 0 && pid > 0 && kill((pid_t)pid, 0) && errno == ESRCH)
+    snprintf(prefix, len, "dsim%ld-", pid);
+}
+
+static void clean_if_stale(const char *path, void *arg)
+{
+  char prefix[32];
+  const char *base = strrchr(path, '/');
+  stale_prefix(base ? base + 1 : path, prefix, sizeof prefix);
+  if (prefix[0]) dem_cloud_clean(prefix, 0);
+}
+
+void dem_cloud_clean_stale(void)
+{
+  char names[8192], prefix[32];
+  for (int links = 0; links < 2; links++) {
+    list_names(links, "dsim", names, sizeof names);
+    for (char *w = names; *w; w += strlen(w) + 1) {
+      stale_prefix(w, prefix, sizeof prefix);
+      if (prefix[0]) dem_cloud_clean(prefix, 0);
+    }
+  }
+  each_cgroup(CPUSET_ROOT, "dsim", clean_if_stale, NULL);
+  each_cgroup(CPU_ROOT, "dsim", clean_if_stale, NULL);
+}

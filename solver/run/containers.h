@@ -1,0 +1,60 @@
+/* The containers of an emulated cloud on this machine (native build, `demsim run --emulate`;
+ * run/emulator.h plans them from the scenario): each container a Linux network namespace joined
+ * by a veth pair to one bridge in the root namespace, with an address in a private /24 that no
+ * route or address of this machine overlaps; its egress shaped per destination container (an
+ * htb class at the pair's rate with a netem child for the pair's one-way delay, a u32 filter on
+ * the destination's address; a kernel without netem gets the rates only, with a note, and one
+ * without u32 the same match as a classic BPF filter); its cores a cpuset cgroup (v1), a part of a core a CFS quota.
+ *
+ * Everything is named with one prefix, "dsim<pid>-" (namespaces, links, cgroups): the teardown
+ * removes whatever carries the prefix, so it is idempotent and also clears what a crashed run
+ * left. System changes are made by fork/exec of `ip` and `tc` (no shell) and by writing the
+ * cgroup files; in a dry run each is printed instead. */
+#ifndef DEMSIM_RUN_CONTAINERS_H
+#define DEMSIM_RUN_CONTAINERS_H
+
+#include <stddef.h>
+
+#define DEM_CLOUD_MAX 99        /* containers: interface names hold two digits */
+#define DEM_CLOUD_QUOTA_PERIOD 10000 /* us: a part of a core is a duty cycle this long (cpulimit's 10 ms) */
+
+typedef struct dem_container {
+  char name[64];     /* the scenario's container (a host of platform.file) */
+  char ns[48];       /* its network namespace */
+  char addr[32];     /* its address in the subnet */
+  char cpus[256];    /* its logical CPUs ("0", "0-1", "2,4") */
+  int ncores;        /* how many */
+  double share;      /* the fraction of each core's time it gets (a CPU quota below 1) */
+} dem_container_t;
+
+typedef struct dem_cloud {
+  char prefix[32];      /* "dsim<pid>-" */
+  char bridge[40];      /* the bridge in the root namespace */
+  char subnet[32];      /* "10.213.X.0/24" */
+  char bridge_addr[32]; /* its address on the bridge (mpirun's PMIx server listens there) */
+  int n;
+  dem_container_t c[DEM_CLOUD_MAX];
+  double bw[DEM_CLOUD_MAX][DEM_CLOUD_MAX];  /* B/s from container i to j */
+  double lat[DEM_CLOUD_MAX][DEM_CLOUD_MAX]; /* s, one way, from i to j */
+  int dry_run;          /* print the commands instead of running them */
+  int no_netem;         /* the kernel has no netem: routes shaped in rate only, their latency not added */
+  int no_u32;           /* the kernel has no u32 classifier: classic BPF (cls_bpf) matches the destinations */
+} dem_cloud_t;
+
+/* Runs args (NULL-terminated) and waits: its exit status (127 when it could not start). Its
+ * output is discarded when `quiet`. */
+int dem_cloud_exec(char *const *args, int quiet);
+/* Runs args and collects its standard output into out (NUL-terminated, cut at len). Its exit status. */
+int dem_cloud_capture(char *const *args, char *out, size_t len);
+/* Names the cloud after this process and picks a free 10.213.X.0/24. 0, or -1 with a message. */
+int dem_cloud_name(dem_cloud_t *cloud, char *err, size_t errlen);
+/* Builds the bridge, the namespaces, the shaping and the cgroups. 0, or -1 with a message (what was
+ * built stays for dem_cloud_clean). */
+int dem_cloud_build(dem_cloud_t *cloud, char *err, size_t errlen);
+/* Removes everything named with `prefix`: the processes in its cgroups, its namespaces (their
+ * links and qdiscs with them), its links, its bridge, its cgroups. Idempotent. */
+void dem_cloud_clean(const char *prefix, int dry_run);
+/* Removes the leftovers of crashed runs: every "dsim<pid>-" prefix whose process is gone. */
+void dem_cloud_clean_stale(void);
+
+#endif

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Emulator check (native build, `demsim run --emulate`): routes, refusals, the cloud end to end.
+
+  tests/scripts/check_emulate.py --demsim build/native/demsim --out DIR --part routes
+  tests/scripts/check_emulate.py --demsim build/native/demsim --out DIR --part cloud
+
+routes (no root needed): demsim-routes on platforms/openstack.xml against hand-computed figures
+(two containers on two nodes: veth 2.5 GB/s 10 us + NIC 125 MB/s 25 us + NIC + veth, so 125 MB/s
+and 70 us; two on one node: veth + veth, 2.5 GB/s and 20 us); a container set that needs more
+cores than this machine has exits with 2 naming both counts; without root (run as nobody, when
+this check runs as root) it exits with 2 saying so; the SMPI build, when there, refuses
+--emulate with 2 naming the native build.
+
+cloud (root and `ip netns`; else exit 77): two 1-core containers on two nodes of openstack.xml
+running scenarios/bench-contact.cfg with 2 ranks. A long run is started, the shaping read back
+from tc in each container's namespace (rate per destination, the delay where the kernel has
+netem), the ranks seen in their cpuset cgroups, then the launcher is sent SIGINT: it must end
+and leave no namespace, link, cgroup or process with its prefix. Then a short run (20,000
+particles, 20 steps) must end well, each rank on its own core, and leave nothing either.
+Exits 1 naming what did not hold."""
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import checking
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+PLATFORM = os.path.join(SOURCE, "platforms", "openstack.xml")
+SCENARIO = os.path.join(SOURCE, "scenarios", "bench-contact.cfg")
+HOSTS = ["n1-cn6700-1", "n2-cn6700-1"]
+
+
+def emulate_cmd(demsim, out, hosts, steps, particles=20000):
+    return [demsim, "run", SCENARIO, "--emulate", "--quiet", "--ranks", str(len(hosts)), "--particles",
+            str(particles), "--steps", str(steps), "--out", out, "--set", "platform.file=" + PLATFORM,
+            "--set", "platform.hosts=" + ",".join(hosts)]
+
+
+def check_routes(a, failures):
+    tool = os.path.join(os.path.dirname(os.path.abspath(a.demsim)), "demsim-routes")
+    p = subprocess.run([tool, PLATFORM, "n1-cn6700-1", "n2-cn6700-1", "n1-cn6700-2a"], capture_output=True,
+                       text=True)
+    got = {tuple(w[:2]): (float(w[2]), float(w[3])) for w in (l.split() for l in p.stdout.splitlines()) if len(w) == 4}
+    across, within = (125e6, 25e-6 * 2 + 10e-6 * 2), (2.5e9, 10e-6 * 2)
+    want = {("n1-cn6700-1", "n2-cn6700-1"): across, ("n2-cn6700-1", "n1-cn6700-1"): across,
+            ("n2-cn6700-1", "n1-cn6700-2a"): across, ("n1-cn6700-2a", "n2-cn6700-1"): across,
+            ("n1-cn6700-1", "n1-cn6700-2a"): within, ("n1-cn6700-2a", "n1-cn6700-1"): within}
+    if p.returncode or got.keys() != want.keys():
+        failures.append(f"demsim-routes: expected the 6 ordered pairs, got rc {p.returncode}:\n{p.stdout}{p.stderr}")
+    for pair, (bw, lat) in want.items():
+        g = got.get(pair)
+        if g and (abs(g[0] - bw) > 1e-6 * bw or abs(g[1] - lat) > 1e-12):
+            failures.append(f"demsim-routes {pair}: {g}, expected bandwidth {bw} B/s and latency {lat} s")
+    p = subprocess.run([tool, "--cores", PLATFORM, "n1-cn6700-4", "n1-cn6700-1"], capture_output=True, text=True)
+    if p.stdout.split() != ["n1-cn6700-4", "4", "1", "n1-cn6700-1", "1", "1"]:
+        failures.append(f"demsim-routes --cores: expected 4 and 1 cores, got:\n{p.stdout}{p.stderr}")
+    p = subprocess.run([tool, PLATFORM, "n1-cn6700-1", "nowhere"], capture_output=True, text=True)
+    if p.returncode != 2 or "nowhere" not in p.stderr:
+        failures.append(f"demsim-routes with a host not in the platform: rc {p.returncode}, expected 2:\n{p.stderr}")
+
+
+def check_refusals(a, failures):
+    online = os.cpu_count()
+    big = ["n1-cn6700-4", "n2-cn6700-4", "n3-cn6700-4"]  # 12 cores
+    p = subprocess.run(emulate_cmd(a.demsim, os.path.join(a.out, "big"), big, 2), capture_output=True, text=True)
+    if p.returncode != 2 or "need 12 cores" not in p.stderr or f"has {online}" not in p.stderr:
+        failures.append(f"3 4-core containers: rc {p.returncode}, expected 2 and 'need 12 cores' and 'has {online}':"
+                        f"\n{p.stderr}")
+    if os.geteuid() == 0 and subprocess.run(["which", "setpriv"], capture_output=True).returncode == 0:
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        p = subprocess.run(nobody + emulate_cmd(a.demsim, "/tmp", HOSTS, 2), capture_output=True, text=True)
+        if p.returncode != 2 or "needs root" not in p.stderr:
+            failures.append(f"--emulate as nobody: rc {p.returncode}, expected 2 saying it needs root:\n{p.stderr}")
+    smpi = os.path.join(SOURCE, "build", "smpi", "demsim")
+    if os.access(smpi, os.X_OK):
+        p = subprocess.run(emulate_cmd(smpi, os.path.join(a.out, "smpi"), HOSTS, 2), capture_output=True, text=True)
+        if p.returncode != 2 or "native build" not in p.stderr:
+            failures.append(f"SMPI build with --emulate: rc {p.returncode}, expected 2 naming the native build:"
+                            f"\n{p.stderr}")
+
+
+def leftovers(prefix):
+    """What a run with this prefix ("dsim<pid>-") left: namespaces, links, cgroups, processes."""
+    left = [l.split()[0] for l in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                                 text=True).stdout.splitlines() if l.startswith(prefix)]
+    left += [l.split(":")[1].strip() for l in subprocess.run(["ip", "-o", "link"], capture_output=True,
+                                                             text=True).stdout.splitlines() if prefix in l]
+    left += glob.glob(f"/sys/fs/cgroup/cpuset/{prefix}*") + glob.glob(f"/sys/fs/cgroup/cpu/{prefix}*")
+    return left
+
+
+def tc_show(ns, what):
+    return subprocess.run(["tc", "-n", ns, what, "show", "dev", "eth0"], capture_output=True, text=True).stdout
+
+
+def read_shaping(prefix, failures):
+    """Each container's classes (1 Gbit to the other: 125 MB/s) and, with netem, its 70 us delay."""
+    for i in range(2):
+        ns = f"{prefix}{i}"
+        classes, qdiscs, filters = tc_show(ns, "class"), tc_show(ns, "qdisc"), tc_show(ns, "filter")
+        other = 2 - i  # the other container's class, 1:(j+1)
+        m = re.search(rf"class htb 1:{other:x} .*?rate (\S+) ceil (\S+)", classes)
+        if not m or m.group(1) != "1Gbit":
+            failures.append(f"{ns}: expected class 1:{other:x} at rate 1Gbit (125 MB/s), got:\n{classes}")
+        if f"flowid 1:{other:x}" not in filters:
+            failures.append(f"{ns}: expected a filter to flowid 1:{other:x}, got:\n{filters}")
+        if "netem" in qdiscs and not re.search(r"netem \S+: parent 1:%x .*delay 70us" % other, qdiscs):
+            failures.append(f"{ns}: expected netem delay 70us under 1:{other:x}, got:\n{qdiscs}")
+        print(f"{ns}: class 1:{other:x} {m.group(0) if m else '?'};",
+              "netem delay" if "netem" in qdiscs else "no netem in this kernel: rate only")
+
+
+def cgroup_pids(prefix, i):
+    try:
+        with open(f"/sys/fs/cgroup/cpuset/{prefix}{i}/cgroup.procs") as f:
+            return f.read().split()
+    except OSError:
+        return []
+
+
+def check_interrupt(a, failures):
+    """A long run: the cloud read back while the ranks run, then SIGINT to the launcher."""
+    p = subprocess.Popen(emulate_cmd(a.demsim, os.path.join(a.out, "long"), HOSTS, 100000), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    prefix = f"dsim{p.pid}-"
+    deadline = time.time() + 60
+    while p.poll() is None and time.time() < deadline and not (cgroup_pids(prefix, 0) and cgroup_pids(prefix, 1)):
+        time.sleep(0.2)
+    if p.poll() is not None or not (cgroup_pids(prefix, 0) and cgroup_pids(prefix, 1)):
+        failures.append(f"long run: the ranks never appeared in both containers' cgroups:\n{p.communicate()[0]}")
+    else:
+        time.sleep(2)  # mpirun's ranks under way
+        read_shaping(prefix, failures)
+    p.send_signal(signal.SIGINT)
+    try:
+        out = p.communicate(timeout=60)[0]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out = p.communicate()[0]
+        failures.append("SIGINT: the launcher did not end within 60 s")
+    if p.returncode == 0 or "stopped by signal" not in out:
+        failures.append(f"SIGINT: rc {p.returncode}, expected a failure saying it was stopped:\n{out[-2000:]}")
+    left = leftovers(prefix)
+    if left:
+        failures.append(f"SIGINT: left behind: {left}")
+    print(f"SIGINT: rc {p.returncode}, left behind: {left or 'nothing'}")
+
+
+def check_short_run(a, failures):
+    out = os.path.join(a.out, "short")
+    p = subprocess.Popen(emulate_cmd(a.demsim, out, HOSTS, 20), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    text = p.communicate(timeout=240)[0]
+    left = leftovers(f"dsim{p.pid}-")
+    if p.returncode:
+        failures.append(f"short run: rc {p.returncode}:\n{text[-3000:]}")
+        return
+    with open(os.path.join(out, "summary.json")) as f:
+        s = json.load(f)
+    cpus = sorted(r.get("cpus") for r in s.get("per_rank", []))
+    if s.get("ranks") != 2 or s.get("steps") != 20 or cpus != ["0", "1"]:
+        failures.append(f"short run: expected 2 ranks, 20 steps, cpus 0 and 1; got {s.get('ranks')}, "
+                        f"{s.get('steps')}, {cpus}")
+    if left:
+        failures.append(f"short run: left behind: {left}")
+    print(f"short run: {s.get('ranks')} ranks, cpus {cpus}, wall {s.get('wall_s')}, "
+          f"left behind: {left or 'nothing'}")
+
+
+def main():
+    a = checking.args(__doc__, lambda ap: ap.add_argument("--part", choices=["routes", "cloud"], required=True))
+    failures = []
+    if a.part == "routes":
+        check_routes(a, failures)
+        check_refusals(a, failures)
+        return checking.tally("check_emulate routes", failures, "OK")
+    if os.geteuid() != 0 or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode:
+        print("check_emulate cloud: skipped (needs root and `ip netns`)")
+        return 77
+    check_interrupt(a, failures)
+    check_short_run(a, failures)
+    return checking.tally("check_emulate cloud", failures, "OK")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
