@@ -18,6 +18,26 @@
 #include "run/timestep.h"
 #include "scenario/scenario.h"
 
+/* The two containers' scenario: 4,000 particles in contact, the reference backend (its time is
+ * the model's, not this machine's), outputs under TMPDIR. */
+static void hetero_scenario(dem_scenario_t *sc, const char *name, const char *policy, long steps, long every)
+{
+  char err[2048];
+  dem_scenario_defaults(sc);
+  snprintf(sc->name, sizeof sc->name, "%s", name);
+  sc->particles = 4000;
+  sc->steps = steps;
+  sc->ranks = 2;
+  sc->repartition_every = every;
+  sc->metrics_every = every < 20 ? every : 20;
+  sc->progress = 0;
+  snprintf(sc->policy, sizeof sc->policy, "%s", policy);
+  snprintf(sc->backend, sizeof sc->backend, "reference");
+  const char *tmp = getenv("TMPDIR");
+  snprintf(sc->out_dir, sizeof sc->out_dir, "%s/demsim-test-%s", tmp && *tmp ? tmp : "/tmp", name);
+  CU_ASSERT_EQUAL_FATAL(dem_scenario_validate(sc, err, sizeof err), 0);
+}
+
 static void test_slower_container_gets_fewer(void)
 {
   int rank = dem_parallel_rank(), size = dem_parallel_size();
@@ -25,19 +45,7 @@ static void test_slower_container_gets_fewer(void)
   char err[2048];
   static dem_scenario_t sc;
   static dem_sim_t sim;
-  dem_scenario_defaults(&sc);
-  snprintf(sc.name, sizeof sc.name, "parallel-hetero");
-  sc.particles = 4000;
-  sc.steps = 41;
-  sc.ranks = 2;
-  sc.repartition_every = 20;
-  sc.metrics_every = 20;
-  sc.progress = 0;
-  snprintf(sc.policy, sizeof sc.policy, "RW");
-  snprintf(sc.backend, sizeof sc.backend, "reference");
-  const char *tmp = getenv("TMPDIR");
-  snprintf(sc.out_dir, sizeof sc.out_dir, "%s/demsim-test-parallel-hetero", tmp && *tmp ? tmp : "/tmp");
-  CU_ASSERT_EQUAL_FATAL(dem_scenario_validate(&sc, err, sizeof err), 0);
+  hetero_scenario(&sc, "parallel-hetero", "RW", 41, 20);
   int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
   CU_ASSERT_EQUAL_FATAL(rc, 0);
@@ -87,19 +95,7 @@ static void test_wait_and_comm_apart(void)
   char err[2048];
   static dem_scenario_t sc;
   static dem_sim_t sim;
-  dem_scenario_defaults(&sc);
-  snprintf(sc.name, sizeof sc.name, "parallel-hetero-wait");
-  sc.particles = 4000;
-  sc.steps = 30;
-  sc.ranks = 2;
-  sc.repartition_every = 1000;
-  sc.metrics_every = 10;
-  sc.progress = 0;
-  snprintf(sc.policy, sizeof sc.policy, "NOW");
-  snprintf(sc.backend, sizeof sc.backend, "reference");
-  const char *tmp = getenv("TMPDIR");
-  snprintf(sc.out_dir, sizeof sc.out_dir, "%s/demsim-test-parallel-hetero-wait", tmp && *tmp ? tmp : "/tmp");
-  CU_ASSERT_EQUAL_FATAL(dem_scenario_validate(&sc, err, sizeof err), 0);
+  hetero_scenario(&sc, "parallel-hetero-wait", "NOW", 30, 1000);
   int rc = dem_simulation_setup(&sim, &sc, NULL, err, sizeof err);
   if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);
   if (rc) fprintf(stderr, "rank %d: %s\n", rank, err);
