@@ -100,6 +100,11 @@ static void test_file_and_overrides(void)
   CU_ASSERT_STRING_EQUAL(s.partitioner, "RIB");
   CU_ASSERT_EQUAL(dem_scenario_set(&s, "run.partitioner=HSFC", err, sizeof err), 0); /* bare, as before */
   CU_ASSERT_STRING_EQUAL(s.partitioner, "HSFC");
+  /* choices in any case, stored in their own spelling */
+  CU_ASSERT_EQUAL(dem_scenario_set(&s, "run.policy=rw5", err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(s.policy, "RW5");
+  CU_ASSERT_EQUAL(dem_scenario_set(&s, "run.partitioner=\"hsfc\"", err, sizeof err), 0);
+  CU_ASSERT_STRING_EQUAL(s.partitioner, "HSFC");
   CU_ASSERT_EQUAL(dem_scenario_set(&s, "platform.hosts=[\"x\"", err, sizeof err), -1);
   CU_ASSERT_PTR_NOT_NULL(strstr(err, "--set platform.hosts"));
   CU_ASSERT_EQUAL(dem_scenario_set(&s, "time.steps=\"ten\"", err, sizeof err), -1);

@@ -11,6 +11,7 @@
 #include "scenario/hostmap.h"
 #include "scenario/scenario.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libconfig.h>
 #include <limits.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 typedef enum { K_DOUBLE, K_LONG, K_INT, K_STRING, K_BOOL } key_type_t;
 
@@ -155,6 +157,39 @@ static const key_def_t *find_key(const char *path)
   return NULL;
 }
 
+/* Levenshtein distance between a and b (at most 63 characters each; longer: a large number). */
+static int edit_distance(const char *a, const char *b)
+{
+  size_t m = strlen(a), n = strlen(b);
+  if (m > 63 || n > 63) return 1000;
+  int d[64][64];
+  for (size_t i = 0; i <= m; i++) d[i][0] = (int)i;
+  for (size_t j = 0; j <= n; j++) d[0][j] = (int)j;
+  for (size_t i = 1; i <= m; i++)
+    for (size_t j = 1; j <= n; j++) {
+      int sub = d[i - 1][j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+      int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+      d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+    }
+  return d[m][n];
+}
+
+/* The message of an unknown key: the closest valid key when one is near (a typo: at most a
+ * third of its length away), and where the list is. */
+static int unknown_key(const char *where, const char *path, char *err, size_t errlen)
+{
+  const char *best = NULL;
+  int best_d = 1000;
+  for (size_t i = 0; i < NKEYS; i++) {
+    int d = edit_distance(path, keys[i].path);
+    if (d < best_d) best_d = d, best = keys[i].path;
+  }
+  if (best && best_d <= (int)strlen(path) / 3 + 1)
+    return dem_fail(err, errlen, "%s: unknown key '%s' (did you mean '%s'? `demsim keys` lists the valid ones)", where,
+                    path, best);
+  return dem_fail(err, errlen, "%s: unknown key '%s' (`demsim keys` lists the valid ones)", where, path);
+}
+
 void dem_scenario_defaults(dem_scenario_t *s)
 {
   memset(s, 0, sizeof *s);
@@ -220,14 +255,33 @@ static const char *type_name(key_type_t t)
 }
 
 /* Stores a number after the range check; `where` names the file:line or --set. */
+/* A bound or value as a user wrote it: whole numbers of integer keys in full, others as %g. */
+static const char *number_text(const key_def_t *k, double v, char *buf, size_t len)
+{
+  if (k->type != K_DOUBLE && fabs(v) < 1e15 && v == floor(v)) snprintf(buf, len, "%.0f", v);
+  else snprintf(buf, len, "%g", v);
+  return buf;
+}
+
+/* What a key accepts, for its error message: "a value > 0", "a value in [0, 1]", ... */
+static void range_text(const key_def_t *k, char *buf, size_t len)
+{
+  char lo[32], hi[32];
+  number_text(k, k->min, lo, sizeof lo);
+  number_text(k, k->max, hi, sizeof hi);
+  if (k->max >= BIG) snprintf(buf, len, "a value %s %s", k->min_open ? ">" : ">=", lo);
+  else if (k->min_open) snprintf(buf, len, "a value > %s and <= %s", lo, hi);
+  else snprintf(buf, len, "a value in [%s, %s]", lo, hi);
+}
+
 static int store_number(dem_scenario_t *s, const key_def_t *k, double v, const char *where, char *err, size_t errlen)
 {
   if (!isfinite(v) || v < k->min || v > k->max || (k->min_open && v == k->min)) {
-    if (k->min_open)
-      return dem_fail(err, errlen, "%s: key '%s' = %g: expected a value > %g and <= %g %s", where, k->path, v, k->min,
-                  k->max, k->unit);
-    return dem_fail(err, errlen, "%s: key '%s' = %g: expected a value in [%g, %g] %s", where, k->path, v, k->min, k->max,
-                k->unit);
+    char range[96], got[32];
+    range_text(k, range, sizeof range);
+    return dem_fail(err, errlen, "%s: key '%s' = %s: expected %s%s%s", where, k->path, number_text(k, v, got, sizeof got),
+                    range, k->unit[0] && strcmp(k->unit, "-") != 0 ? " " : "",
+                    k->unit[0] && strcmp(k->unit, "-") != 0 ? k->unit : "");
   }
   char *base = (char *)s + k->offset;
   switch (k->type) {
@@ -244,16 +298,18 @@ static int store_string(dem_scenario_t *s, const key_def_t *k, const char *v, co
   if (strlen(v) >= k->size)
     return dem_fail(err, errlen, "%s: key '%s': expected at most %zu characters", where, k->path, k->size - 1);
   if (k->choices) {
-    int ok = 0;
-    const char *c = k->choices;
-    size_t n = strlen(v);
-    while (*c) {
+    /* any case: the choice's own spelling is stored (run.policy = rw is RW) */
+    const char *c = k->choices, *match = NULL;
+    size_t n = strlen(v), len = 0;
+    while (*c && !match) {
       const char *bar = strchr(c, '|');
-      size_t len = bar ? (size_t)(bar - c) : strlen(c);
-      if (len == n && strncmp(c, v, n) == 0) ok = 1;
-      c += len + (bar ? 1 : 0);
+      len = bar ? (size_t)(bar - c) : strlen(c);
+      if (len == n && strncasecmp(c, v, n) == 0) match = c;
+      else c += len + (bar ? 1 : 0);
     }
-    if (!ok) return dem_fail(err, errlen, "%s: key '%s' = \"%s\": expected one of %s", where, k->path, v, k->choices);
+    if (!match) return dem_fail(err, errlen, "%s: key '%s' = \"%s\": expected one of %s", where, k->path, v, k->choices);
+    snprintf((char *)s + k->offset, k->size, "%.*s", (int)len, match);
+    return 0;
   }
   snprintf((char *)s + k->offset, k->size, "%s", v);
   return 0;
@@ -392,7 +448,7 @@ static int walk(dem_scenario_t *s, config_setting_t *group, const char *prefix, 
       continue;
     }
     const key_def_t *k = find_key(path);
-    if (!k) return dem_fail(err, errlen, "%s: unknown key '%s' (`demsim keys` lists the valid ones)", where, path);
+    if (!k) return unknown_key(where, path, err, errlen);
     int is_num = t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64 || t == CONFIG_TYPE_FLOAT;
     switch (k->type) {
     case K_DOUBLE:
@@ -636,7 +692,7 @@ int dem_scenario_set(dem_scenario_t *s, const char *assignment, char *err, size_
     return 0;
   }
   const key_def_t *k = find_key(key);
-  if (!k) return dem_fail(err, errlen, "%s: unknown key '%s' (`demsim keys` lists the valid ones)", where, key);
+  if (!k) return unknown_key(where, key, err, errlen);
   if (k->type == K_STRING) return store_string(s, k, val, where, err, errlen);
   if (k->type == K_BOOL) {
     if (strcmp(val, "true") == 0) return store_number(s, k, 1, where, err, errlen);
