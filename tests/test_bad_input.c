@@ -108,6 +108,7 @@ static const bad_case_t cases[] = {
   {"typo_key_suggested", RUN1, NULL, "--set material.frction=0.3", "unknown key 'material.frction' (did you mean 'material.friction'?"},
   {"integer_range_in_full", RUN1, NULL, "--set problem.particles=-5", "= -5: expected a value in [0, 2147483647]"},
   {"open_range_without_infinity", RUN1, NULL, "--set material.density=0", "= 0: expected a value > 0 kg/m^3"},
+  {"unknown_container", RUN1, NULL, "--set platform.hosts=n9-nowhere", "\"n9-nowhere\" is not a host of"},
   {"bad_set_list", RUN1, NULL, "--set 'platform.hosts=[\"n1-cn6700-4\"'", "--set platform.hosts"},
   {"bad_option", RUN1, NULL, "--frobnicate", "--frobnicate"},
   {"bad_backend", RUN1, NULL, "--backend cuda", "device.backend"},

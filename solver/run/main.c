@@ -9,6 +9,7 @@
 #include "device/server.h"
 #include "run/cli.h"
 #include "run/launcher.h"
+#include "run/placement.h"
 #include "run/probe.h"
 #include "run/simulation.h"
 #include "scenario/scenario.h"
@@ -52,6 +53,13 @@ static int prolog(int argc, char **argv, dem_cli_t *cli, dem_scenario_t *sc)
     fprintf(stderr, "demsim: %s\n", err);
     return 2;
   }
+#ifndef DEMSIM_SMPI
+  /* the launching process checks the containers once (not each rank mpirun starts) */
+  if (!getenv("OMPI_COMM_WORLD_SIZE") && !sc->emulate && dem_placement_check_hosts(sc, err, sizeof err)) {
+    fprintf(stderr, "demsim: %s\n", err);
+    return 2;
+  }
+#endif
   if (cli->dry_run) {
     printf("demsim: %s is valid; effective configuration:\n", sc->file);
     dem_scenario_print(sc, stdout);

@@ -23,4 +23,11 @@ typedef struct dem_placement {
 int dem_placement_check(const struct dem_hostmap *m, const struct dem_scenario *s, dem_placement_t *place, void *notes,
                         char *err, size_t errlen);
 
+#ifndef DEMSIM_SMPI
+/* Native build, without a host map: every container of platform.hosts must be a host of
+ * platform.file, as the SMPI build's launcher checks (demsim-routes, beside this program, asks
+ * SimGrid; where the tool is missing the check is skipped). 0, or -1 with a message (bad input). */
+int dem_placement_check_hosts(const struct dem_scenario *s, char *err, size_t errlen);
+#endif
+
 #endif
