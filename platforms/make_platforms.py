@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the SimGrid platforms of demsim (v4.1 DTD) from the hardware facts below.
 
 Run from anywhere: python3 platforms/make_platforms.py. It rewrites openstack.xml, local.xml,

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the study's six cases as scenario files (the generated files are committed).
 
     python3 scenarios/make_scenarios.py

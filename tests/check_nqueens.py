@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Runs one nqueens command (after '--') and checks its JSON line: the exit status, the solution
 count against the known one, at most --max-wide-inflight wide-area steals in flight on any rank,
 at least --min-wide-steals wide-area steal requests in all."""

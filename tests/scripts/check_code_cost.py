@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """device.code_cost end to end (SMPI build): validation/study/code_cost.py at its tiny scale, and
 what a slower code must do to the model. At f = 4 the one-container run's time is between 3.5 and
 4 times f = 1's (its kernels take 4 x as long; set-up and host-side work stay), the speed-up of

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Emulator check (native build, `demsim run --emulate`): routes, refusals, the cloud end to end.
 
   tests/scripts/check_emulate.py --demsim build/native/demsim --out DIR --part routes

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Host map check (native build): a 2-rank run placed by a host map lands on the map's cores,
 its declared stress runs while the ranks do and is gone afterwards, and the dry run prints the
 placement.

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """How much slower per particle-step was the study's DEM code than demsim's kernels? An estimate
 from the companion paper's figures only (device.code_cost; README, "Another DEM code's speed").
 

@@ -9,6 +9,8 @@ import csv
 import json
 import os
 
+import sweep  # noqa: F401  (first: the interpreter check)
+
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Runs a set of scenarios x policies, in parallel on the local cores, and collects one CSV.
 
     validation/study/sweep.py scenarios/case5-stress*.cfg --policies NOW RW RW5 --out out/sweep-case5 \
@@ -12,6 +12,7 @@ lambda max/final, repartitions, and the gain of the policy over NOW for the same
 import argparse
 import concurrent.futures
 import csv
+import importlib.util
 import json
 import os
 import shlex
@@ -28,6 +29,22 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
+# The interpreter the tools need: Debian's, with its numpy and matplotlib (./setup.sh installs
+# python3-numpy, python3-matplotlib, python3-h5py). Every study script imports this module (figures.py
+# first thing), so a python3 without them stops here with what to run instead.
+NEEDS = ("numpy", "matplotlib")
+
+
+def check_interpreter():
+    missing = [m for m in NEEDS if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"{os.path.basename(sys.argv[0])}: this python ({sys.executable}) has no {' or '.join(missing)}; the "
+              "tools need Debian's /usr/bin/python3 with python3-numpy and python3-matplotlib (./setup.sh installs "
+              f"them): run `/usr/bin/python3 {sys.argv[0]} ...` or the script itself", file=sys.stderr)
+        sys.exit(2)
+
+
+check_interpreter()
 
 
 def run_one(demsim, scenario, policy, outdir, extra):

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Work stealing across sites joined by a WAN: RWS against CRWS (workloads/nqueens).
 
 4 sites x 4 single-core nodes (16 ranks) joined by WAN links of latency {1, 10, 100} ms and
