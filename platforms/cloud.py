@@ -114,7 +114,7 @@ def cpu_facts(nd, path, fail):
         fail(f"{path}.cpu = {cpu!r}: must be a string (a CPU model)")
     if cpu not in mp.NODE_TYPES:
         return cpu or "explicit", explicit_cpu(nd, path, fail)
-    given = [k for k in EXPLICIT + EXPLICIT_OPTIONAL if k in nd]
+    given = [k for k in EXPLICIT + EXPLICIT_OPTIONAL if k in nd and k != "mem_bw_gbps"]
     if given:
         fail(f"{path}.{given[0]}: cpu = {cpu!r} is a known part with its datasheet facts; give either the model or "
              "its figures (mem_bw_gbps alone may replace its memory)")
