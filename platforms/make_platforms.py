@@ -122,7 +122,7 @@ LOCAL_LLC = 16 * 1024 * 1024
 # name: (comment, node bandwidth B/s, per-core bandwidth B/s, effective core flop/s)
 NODE_TYPES = {
     "i7-6700": dict(
-        bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
+        cores=4, bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
         gather_bw=gather_bw(12, 42, 51, 3.4), divider=3.40e9 / SKYLAKE_DIVIDER_CYCLES, lanes=SIMD_LANES_AVX2,
         doc=[
             "i7-6700 (Skylake, 4 cores, 3.40 GHz base; Intel ARK datasheet).",
@@ -138,7 +138,7 @@ NODE_TYPES = {
             "simd_lanes 4: two 256-bit FMA units (Intel optimization manual); scalar code's flops weigh 4.",
         ]),
     "i7-4790": dict(
-        bw=29.87e9, core_bw=CORE_BW_FRACTION * 29.87e9, flops=3.60e9 * KERNEL_FLOPS_PER_CYCLE,
+        cores=4, bw=29.87e9, core_bw=CORE_BW_FRACTION * 29.87e9, flops=3.60e9 * KERNEL_FLOPS_PER_CYCLE,
         gather_bw=gather_bw(10, 36, 57, 3.6), divider=3.60e9 / HASWELL_DIVIDER_CYCLES, lanes=SIMD_LANES_AVX2,
         doc=[
             "i7-4790 (Haswell, 4 cores, 3.60 GHz base; Intel ARK datasheet).",
@@ -152,7 +152,7 @@ NODE_TYPES = {
             "simd_lanes 4: two 256-bit FMA units (Intel optimization manual).",
         ]),
     "gpu-host": dict(
-        bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
+        cores=4, bw=34.13e9, core_bw=CORE_BW_FRACTION * 34.13e9, flops=3.40e9 * KERNEL_FLOPS_PER_CYCLE,
         gather_bw=gather_bw(12, 42, 51, 3.4), divider=3.40e9 / SKYLAKE_DIVIDER_CYCLES, lanes=SIMD_LANES_AVX2,
         doc=[
             "The GPU node's host CPU is not described by the study: ESTIMATE, taken equal to an",
@@ -188,13 +188,6 @@ NET = dict(
         "nodes, usual for 1 GbE with a Docker network). Each container's veth to its node's bridge:",
         "2.5 GB/s, 10 us (ESTIMATE of a Linux bridge between co-located containers).",
     ])
-
-# Study containers: cores and node type
-CONTAINERS = {
-    "CN-6700-1": (1, "i7-6700"), "CN-6700-2": (2, "i7-6700"), "CN-6700-3": (3, "i7-6700"),
-    "CN-6700-4": (4, "i7-6700"), "CN-4790-4": (4, "i7-4790"), "CN-GPU": (4, "gpu-host"),
-}
-
 
 # B/s a container writes to (and reads from) its storage: checkpoints. ESTIMATE: the study does
 # not say what disks the nodes have; 200 MB/s is a sequential write between a 7200 rpm SATA disk's
@@ -299,62 +292,26 @@ def platform(zone, header, nodes, net=NET, wan=None):
     return "\n".join(out)
 
 
-def study_node(name, ntype, containers):
-    t = NODE_TYPES[ntype]
-    cs = []
-    for host, cname in containers:
-        cores, _ = CONTAINERS[cname]
-        if cname == "CN-GPU":
-            props = container_props(cname, name, ntype, t["core_bw"], "gpu", GPU["latency"],
-                                    gather=t["gather_bw"], divider=t["divider"], lanes=t["lanes"])
-        else:
-            props = container_props(cname, name, ntype, t["core_bw"], cores=cores,
-                                    gather=t["gather_bw"], divider=t["divider"], lanes=t["lanes"])
-        cs.append(dict(host=host, cores=cores, props=props))
-    return dict(name=name, type=ntype, bw=t["bw"], flops=t["flops"], containers=cs,
-                doc=[f"node {name}: {ntype}; containers " + ", ".join(h for h, _ in containers)])
+# The study's cloud: its nodes and containers are described in openstack.toml (the source of
+# openstack.xml and of twosite.xml's two sites), read by cloud.py with the facts above.
+STUDY_CLOUD = os.path.join(HERE, "openstack.toml")
+
+
+def cloud_module():
+    """platforms/cloud.py (the description files' reader), wherever this module was loaded from."""
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    import cloud
+    return cloud
 
 
 def openstack():
-    header = [
-        "The study's private OpenStack cloud (STUDY.md, 'The hardware'), as SimGrid hosts.",
-        "Written by platforms/make_platforms.py: edit the facts there, not here.",
-        "",
-        "Nodes n1..n5: i7-6700; n6, n7: i7-4790; g1: the GPU node. Every i7-6700 node holds the",
-        "study's container shapes (CN-6700-1..4 and two co-located CN-6700-2, a and b) so that any",
-        "case picks its containers by host name; a case uses at most one shape per node (unused",
-        "hosts cost nothing). Case 1: n1-cn6700-1, n2-cn6700-2a, n3-cn6700-3, n4-cn6700-4.",
-        "Case 2: n1..n5-cn6700-4, n6-cn4790-4, n7-cn4790-4. Case 3: n1..n5-cn6700-4, g1-cngpu.",
-        "Cases 4-6: DEM on n1..n5-cn6700-2a, stress on n1..n5-cn6700-2b.",
-        "",
-        "Host speed = FP64 rate of one core (flop/s); core = pinned cores of the container.",
-        "N-membus speed = memory bandwidth of node N (B/s). Container properties: container (the",
-        "study's name), node, node_type, membus, core_bw (B/s one core can draw), device (cpu|gpu),",
-        "launch_latency (s per kernel or copy enqueued), and for the GPU gpu_flops (flop/s),",
-        "gpu_bw (B/s), pcie_bw (B/s).",
-        "",
-    ] + NODE_TYPES["i7-6700"]["doc"] + [""] + NODE_TYPES["i7-4790"]["doc"] + [""] + \
-        NODE_TYPES["gpu-host"]["doc"] + [""] + GPU["doc"] + [""] + NET["doc"] + [
-        "CPU containers: launch_latency 5 us, ESTIMATE of an OpenCL CPU runtime's enqueue cost."] + STORAGE_DOC + FIRST_TOUCH_DOC + [
-        "Memory is not isolated between co-located containers (the study): they share N-membus."]
-    return platform("openstack", header, study_nodes())
+    return cloud_module().cloud(STUDY_CLOUD)
 
 
 def study_nodes(prefix="", switch="switch"):
-    """The study's eight nodes and their containers, names prefixed (a second site's copy)."""
-    nodes = []
-    for i in range(1, 6):
-        n = f"{prefix}n{i}"
-        nodes.append(study_node(n, "i7-6700", [
-            (f"{n}-cn6700-1", "CN-6700-1"), (f"{n}-cn6700-2a", "CN-6700-2"),
-            (f"{n}-cn6700-2b", "CN-6700-2"), (f"{n}-cn6700-3", "CN-6700-3"),
-            (f"{n}-cn6700-4", "CN-6700-4")]))
-    for i in (6, 7):
-        nodes.append(study_node(f"{prefix}n{i}", "i7-4790", [(f"{prefix}n{i}-cn4790-4", "CN-4790-4")]))
-    nodes.append(study_node(f"{prefix}g1", "gpu-host", [(f"{prefix}g1-cngpu", "CN-GPU")]))
-    for n in nodes:
-        n["switch"] = switch
-    return nodes
+    """The study's eight nodes and their containers (openstack.toml), names prefixed (a second site's copy)."""
+    return cloud_module().nodes(STUDY_CLOUD, prefix, switch)
 
 
 # A wide-area link: SMPI's latency factor (fitted on a LAN: the MPI stack and the switch) does not
@@ -473,7 +430,8 @@ def test_sim():
         simple_node("f", "test", 10e9, F, 3e9, [("f-dem", 2, "T-2"), ("f-stress", 2, "T-2")],
                     ["node f: as d, for a third stress"]),
     ]
-    g = study_node("g", "gpu-host", [("g-gpu", "CN-GPU")])
+    g = cloud_module().node(dict(name="g", cpu="gpu-host", gpu="P100", containers=[
+        dict(name="g-gpu", cores=4, label="CN-GPU", gpu=True)]), 0, cloud_module().strict)[0]
     g["bw"], g["flops"] = 10e9, F
     for c in g["containers"]:
         c["props"] = [(k, {"node_type": "test", "core_bw": "5e+09", "launch_latency": "1e-05",
@@ -743,11 +701,29 @@ def sites(n_sites, nodes_per_site, wan_latency_s, wan_bandwidth_Bps, host_speed=
     return "\n".join(out)
 
 
+def write_cloud(ap, a):
+    """--cloud FILE --out XML: exit 0 with the platform written, 2 naming what is wrong."""
+    if not a.out or a.probe or a.hostmap or a.sites is not None or a.twosite:
+        ap.error("--cloud needs --out and goes without --probe, --hostmap, --sites and --twosite")
+    cloud = cloud_module()
+    try:
+        text = cloud.cloud(a.cloud)
+    except cloud.CloudError as e:
+        print(f"make_platforms.py: {e}", file=sys.stderr)
+        raise SystemExit(2)
+    with open(a.out, "w") as f:
+        f.write(text)
+    print(f"make_platforms.py: wrote {a.out}")
+    raise SystemExit(0)
+
+
 if __name__ == "__main__":
     import argparse
     ap = argparse.ArgumentParser(description="Writes demsim's SimGrid platforms. Without options: the committed "
                                  "ones next to this script. With --probe: a platform of a probed cluster. "
                                  "With --sites: sites joined by a WAN.")
+    ap.add_argument("--cloud", help="a cloud description (TOML: nodes, containers, network; platforms/README.md, "
+                    "'Describing a cloud'; platforms/openstack.toml): its platform, with --out")
     ap.add_argument("--probe", help="probe.json written by `demsim probe`")
     ap.add_argument("--hostmap", help="a native.hostmap file: its containers become hosts of the platform")
     ap.add_argument("--out", help="the platform file to write (with --probe or --sites)")
@@ -762,6 +738,8 @@ if __name__ == "__main__":
                     help="two study clouds joined by a WAN (function twosite()), with --out, --wan-latency "
                          f"and --wan-bandwidth (defaults here: {WAN_LATENCY:g} s, {WAN_BANDWIDTH:g} B/s)")
     a = ap.parse_args()
+    if a.cloud:
+        write_cloud(ap, a)
     if a.twosite:
         if a.sites is not None or a.probe or a.hostmap or not a.out:
             ap.error("--twosite needs --out and goes without --sites, --probe and --hostmap")

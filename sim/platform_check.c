@@ -4,6 +4,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,8 +15,11 @@ static void child(const char *platform, const char (*hosts)[64], int n_hosts, co
                   const char (*stress)[64], int n_stress, int fd)
 {
   char msg[1024] = "";
-  int argc = 2;
-  char *argv[] = {"demsim-platform-check", "--log=root.thres:critical", NULL};
+  /* SimGrid's own error (a parse error with its file and line, an exception's text) reaches the
+   * parent through stderr, one message a line, without the logging's decorations */
+  int argc = 4;
+  char *argv[] = {"demsim-platform-check", "--log=root.thres:critical", "--log=xbt_exception.thres:error",
+                  "--log=xbt_exception.fmt:%m%n", NULL};
   simgrid_init(&argc, argv);
   simgrid_load_platform(platform);
   int rc = 0;
@@ -44,6 +48,61 @@ static void child(const char *platform, const char (*hosts)[64], int n_hosts, co
   }
   if (write(fd, msg, strlen(msg)) < 0) rc = 1;
   _exit(rc);
+}
+
+/* The line of the platform file where "name" first appears as an attribute value, or 0. */
+static int line_naming(const char *platform, const char *name)
+{
+  FILE *f = fopen(platform, "r");
+  if (!f) return 0;
+  char quoted[160], buf[4096];
+  snprintf(quoted, sizeof quoted, "\"%s\"", name);
+  int line = 0, found = 0;
+  while (!found && fgets(buf, sizeof buf, f)) {
+    line++;
+    found = strstr(buf, quoted) != NULL;
+  }
+  fclose(f);
+  return found ? line : 0;
+}
+
+/* The message of a platform SimGrid stopped on, from what the child printed: SimGrid's parse
+ * error ("Parse error at FILE:LINE: WHAT", its continuation line cut short) or its exception's
+ * text ("Uncaught exception TYPE: WHAT"; the line is the file's first naming what SimGrid did not
+ * find, where it says "not found: NAME"). */
+static void simgrid_error(const char *platform, char *text, char *err, size_t errlen)
+{
+  char *parse = strstr(text, "Parse error at "), *uncaught = strstr(text, "Uncaught exception ");
+  int line = 0;
+  const char *what = "SimGrid stopped without a message";
+  char more[240] = "";
+  if (parse) {
+    char *colon = strchr(parse + 15, '\n');
+    if (colon) *colon = '\0';
+    char *p = strstr(parse, ": ");  /* FILE:LINE: WHAT; FILE may hold ':' but not ": " */
+    if (p) {
+      char *q = p;
+      while (q > parse + 15 && q[-1] >= '0' && q[-1] <= '9') q--;
+      line = atoi(q);
+      what = p + 2;
+    }
+    if (colon && colon[1] && strncmp(colon + 1, "Exiting now", 11) != 0) {
+      char *end = strchr(colon + 1, '\n');
+      if (end) *end = '\0';
+      snprintf(more, sizeof more, " %.200s%s", colon + 1, strlen(colon + 1) > 200 ? "..." : "");
+    }
+  } else if (uncaught) {
+    char *end = strchr(uncaught, '\n');
+    if (end) *end = '\0';
+    char *p = strstr(uncaught + 19, ": ");
+    what = p ? p + 2 : uncaught + 19;
+    const char *nf = strstr(what, "not found: ");
+    if (nf) line = line_naming(platform, nf + 11);
+  }
+  if (line > 0)
+    snprintf(err, errlen, "%s:%d: not a valid SimGrid platform: %.600s%s", platform, line, what, more);
+  else
+    snprintf(err, errlen, "%s: not a valid SimGrid platform: %.600s%s", platform, what, more);
 }
 
 int sim_platform_check(const char *platform, const char (*hosts)[64], int n_hosts, const char *server,
@@ -80,13 +139,6 @@ int sim_platform_check(const char *platform, const char (*hosts)[64], int n_host
     snprintf(err, errlen, "%s", msg);
     return -1;
   }
-  /* SimGrid stopped on the file itself: keep its first meaningful line */
-  char *line = text;
-  for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
-    if (strstr(l, "rror") || strstr(l, "arse") || strstr(l, "xml") || strstr(l, "XML")) {
-      line = l;
-      break;
-    }
-  snprintf(err, errlen, "%s: not a valid SimGrid platform: %.600s", platform, line[0] ? line : "SimGrid stopped");
+  simgrid_error(platform, text, err, errlen);
   return -1;
 }

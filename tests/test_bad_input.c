@@ -178,6 +178,10 @@ static const char *platform_fmt =
   "<host id=\"m-b\" speed=\"1e10f\" core=\"2\">%s</host>\n"
   "</zone></platform>\n";
 
+#define XML_HEAD "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n" \
+                 "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n"
+#define XML_TAIL "</zone></platform>\n"
+
 /* Platform faults: each exits with 2 before smpirun starts, naming the file and host. */
 static void test_bad_platforms_exit_2(void)
 {
@@ -205,8 +209,19 @@ static void test_bad_platforms_exit_2(void)
     {"platform_lanes_below_one", bad_lanes, NULL, "\"m-a\", \"m-b\"", NULL, "simd_lanes"},
     {"platform_property_missing", no_bw, NULL, "\"m-a\", \"m-b\"", NULL, "core_bw"},
     {"platform_stress_host_missing", good_b, NULL, "\"m-a\"", "m-nowhere", "stress.[0].host"},
+    /* SimGrid's own cause, with the file and the line (tests/scripts/check_cloud.py: more) */
     {"platform_malformed_xml", NULL, "<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\"><host id=", "\"m-a\"", NULL,
-     "not a valid SimGrid platform"},
+     "platform_malformed_xml.xml:1: not a valid SimGrid platform: Invalid XML"},
+    {"platform_speed_fast", NULL, XML_HEAD "<host id=\"m-a\" speed=\"fast\"/>\n" XML_TAIL, "\"m-a\"", NULL,
+     "platform_speed_fast.xml:4: not a valid SimGrid platform: cannot parse number:fast"},
+    {"platform_unknown_router", NULL, XML_HEAD "<host id=\"m-a\" speed=\"1e9f\"/>\n<link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
+     "<route src=\"m-a\" dst=\"nowhere\"><link_ctn id=\"l\"/></route>\n" XML_TAIL, "\"m-a\"", NULL,
+     "platform_unknown_router.xml:6: not a valid SimGrid platform: Route dst='nowhere'"},
+    {"platform_unknown_link", NULL, XML_HEAD "<host id=\"m-a\" speed=\"1e9f\"/>\n<host id=\"m-b\" speed=\"1e9f\"/>\n"
+     "<route src=\"m-a\" dst=\"m-b\"><link_ctn id=\"nolink\"/></route>\n" XML_TAIL, "\"m-a\"", NULL,
+     "platform_unknown_link.xml:6: not a valid SimGrid platform: Link not found: nolink"},
+    {"platform_unclosed_tag", NULL, XML_HEAD "<host id=\"m-a\" speed=\"1e9f\">\n</zone></platform>\n", "\"m-a\"", NULL,
+     "platform_unclosed_tag.xml:5: not a valid SimGrid platform: Invalid XML (XML input line 5, state 75): Unexpected end-tag `</zone>': `</host>' expected"},
     {"platform_file_missing", NULL, NULL, "\"m-a\"", NULL, "platform.file"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
