@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/files.h"
+#include "base/version.h"
 #include "failure/failure_log.h"
 #include "run/cli.h"
 #ifndef DEMSIM_SMPI
@@ -221,7 +222,7 @@ int main(int argc, char **argv)
   }
   switch (cli.command) {
   case DEM_CMD_HELP: dem_cli_print_help(stdout); return 0;
-  case DEM_CMD_VERSION: printf("demsim 0.1 (SMPI build)\n"); return 0;
+  case DEM_CMD_VERSION: printf("demsim " DEM_VERSION " (SMPI build)\n"); return 0;
   case DEM_CMD_KEYS: dem_scenario_print_keys(stdout); return 0;
   case DEM_CMD_PROBE:
     fprintf(stderr, "demsim: %s\n", DEM_PROBE_NATIVE_ONLY);

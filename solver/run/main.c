@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/parallel.h"
+#include "base/version.h"
 #include "device/remote.h"
 #include "device/server.h"
 #include "run/cli.h"
@@ -38,7 +39,7 @@ static int prolog(int argc, char **argv, dem_cli_t *cli, dem_scenario_t *sc)
   }
   if (cli->command == DEM_CMD_HELP) dem_cli_print_help(stdout);
   if (cli->command == DEM_CMD_KEYS) dem_scenario_print_keys(stdout);
-  if (cli->command == DEM_CMD_VERSION) printf("demsim 0.1\n");
+  if (cli->command == DEM_CMD_VERSION) printf("demsim " DEM_VERSION "\n");
   if (cli->command == DEM_CMD_PROBE) {
 #ifdef DEMSIM_SMPI
     fprintf(stderr, "demsim: %s\n", DEM_PROBE_NATIVE_ONLY);
