@@ -113,6 +113,55 @@ static void test_snapshots_in_hdf5(void)
   H5Fclose(f);
 }
 
+/* a string attribute of obj, "" when absent */
+static void read_string_attr(hid_t obj, const char *name, char *buf, size_t len)
+{
+  buf[0] = '\0';
+  if (H5Aexists(obj, name) <= 0) return;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT), t = H5Aget_type(a), mem = H5Tcopy(H5T_C_S1);
+  size_t n = H5Tget_size(t);
+  if (n < len) {
+    H5Tset_size(mem, n);
+    if (H5Aread(a, mem, buf) < 0) buf[0] = '\0';
+    buf[n] = '\0';
+  }
+  H5Tclose(mem);
+  H5Tclose(t);
+  H5Aclose(a);
+}
+
+/* every dataset carries its units; the root names the scenario, its configuration and the build */
+static void test_hdf5_units_and_scenario(void)
+{
+  char path[512], v[8192];
+  snprintf(path, sizeof path, "%s/out/particles.h5", dir);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  CU_ASSERT_FATAL(f >= 0);
+  const char *units[][2] = {{"ParticleIDs", "1"}, {"Owner", "1"}, {"Contacts", "1"}, {"Radius", "m"},
+                            {"Coordinates", "m"}, {"Velocities", "m/s"}, {"AngularVelocities", "rad/s"}};
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "/Step000060/%s", units[i][0]);
+    hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    CU_ASSERT_FATAL(d >= 0);
+    read_string_attr(d, "units", v, sizeof v);
+    CU_ASSERT_STRING_EQUAL(v, units[i][1]);
+    H5Dclose(d);
+  }
+  read_string_attr(f, "scenario", v, sizeof v);
+  CU_ASSERT_STRING_EQUAL(v, "output-test");
+  read_string_attr(f, "scenario_file", v, sizeof v);
+  CU_ASSERT_PTR_NOT_NULL(strstr(v, "s.cfg"));
+  read_string_attr(f, "configuration", v, sizeof v);
+  CU_ASSERT_PTR_NOT_NULL(strstr(v, "time.steps"));
+  CU_ASSERT_PTR_NOT_NULL(strstr(v, "problem.particles"));
+  read_string_attr(f, "demsim_version", v, sizeof v);
+  CU_ASSERT(v[0] != '\0');
+  read_string_attr(f, "build", v, sizeof v);
+  CU_ASSERT(strcmp(v, "smpi") == 0 || strcmp(v, "native") == 0);
+  H5Fclose(f);
+}
+
 static void test_h5py_reads_it(void)
 {
   char cmd[1024], out[1024];
@@ -171,6 +220,7 @@ int main(int argc, char **argv)
     {"summary.json has every field", test_summary_fields},
     {"snapshots in HDF5; free fall matches the closed form", test_snapshots_in_hdf5},
     {"h5py reads the file", test_h5py_reads_it},
+    {"particles.h5 has units and the scenario", test_hdf5_units_and_scenario},
     {"the XDMF sidecar lists every snapshot for ParaView", test_xdmf_sidecar},
     {"metrics.csv has a row per interval", test_metrics_csv},
     CU_TEST_INFO_NULL};

@@ -4,6 +4,7 @@
  * leaves a complete, restartable one. Final states are compared with the HDF5 library. */
 #include <CUnit/Basic.h>
 #include <hdf5.h>
+#include <jansson.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -73,6 +74,26 @@ static void compare_final(const char *a, const char *b, long step)
   }
 }
 
+/* After --restart the throughput counts the steps this run ran (from the checkpoint's step),
+ * not all of them: particle_steps_per_s = particles x steps_run / sim_time_s. */
+static void throughput_counts_steps_run(const char *run_dir, long from, long to)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s/summary.json", dir, run_dir);
+  json_error_t e;
+  json_t *s = json_load_file(path, 0, &e);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+  double n = (double)json_integer_value(json_object_get(s, "particles"));
+  double t = json_real_value(json_object_get(s, "sim_time_s")), wall = json_real_value(json_object_get(s, "wall_loop_s"));
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(s, "restarted_from_step")), from);
+  CU_ASSERT_EQUAL(json_integer_value(json_object_get(s, "steps_run")), to - from);
+  double rate = json_real_value(json_object_get(s, "particle_steps_per_s"));
+  CU_ASSERT(t > 0 && fabs(rate - n * (double)(to - from) / t) <= 1e-9 * rate);
+  double wall_rate = json_real_value(json_object_get(s, "wall_particle_steps_per_s"));
+  CU_ASSERT(wall > 0 && fabs(wall_rate - n * (double)(to - from) / wall) <= 1e-9 * wall_rate);
+  json_decref(s);
+}
+
 static void restart_matches(int ranks)
 {
   char args[1024], out[8192], tag[32];
@@ -92,6 +113,8 @@ static void restart_matches(int ranks)
   snprintf(a, sizeof a, "full-%s", tag);
   snprintf(b, sizeof b, "second-%s", tag);
   compare_final(a, b, 160);
+  throughput_counts_steps_run(a, 0, 160);
+  throughput_counts_steps_run(b, 80, 160);
 }
 
 static void test_restart_1_rank(void) { restart_matches(1); }

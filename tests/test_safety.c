@@ -61,7 +61,7 @@ static json_t *load_without_wall(const char *sub)
   /* natively every time is wall time: compare what does not depend on it */
   const char *timed[] = {"sim_time_s", "particle_steps_per_s", "rank0_timers_s", "per_rank", "lambda_max_percent",
                          "lambda_final_percent", "lambda_after_repartition_percent", "weight_oscillation", "partition_s",
-                         "migration_s",
+                         "migration_s", "setup_s", "setup_started_at_s", "time_breakdown_s",
                          /* RW's weights follow wall time, and with them the parts */
                          "ghosts_per_rank_per_step", "ghost_bytes_per_rank_per_step",
                          "ghost_bytes_per_rank_per_step_max", "edge_cut", "edge_cut_fraction",

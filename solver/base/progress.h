@@ -16,7 +16,9 @@ typedef struct dem_progress {
 } dem_progress_t;
 
 void dem_progress_start(dem_progress_t *p, FILE *out, long first, long steps);
-void dem_progress_update(dem_progress_t *p, long step, double sim_time, double lambda, int repartitions);
+/* sim_time: physical time of the step; clock: the run's clock since set-up began (simulated
+ * under SMPI, shown there only) */
+void dem_progress_update(dem_progress_t *p, long step, double sim_time, double clock, double lambda, int repartitions);
 void dem_progress_end(dem_progress_t *p);
 
 #endif

@@ -117,9 +117,9 @@ static int write_xdmf(const char *base, hid_t file, char *err, size_t errlen)
 }
 
 /* the datasets of a frame, in the order of the columns of dem_output_frame_t */
-static const struct { const char *name; int vec; int is_int; } frame_sets[] = {
-  {"ParticleIDs", 0, 1}, {"Owner", 0, 1}, {"Contacts", 0, 1}, {"Radius", 0, 0},
-  {"Coordinates", 1, 0}, {"Velocities", 1, 0}, {"AngularVelocities", 1, 0},
+static const struct { const char *name; int vec; int is_int; const char *units; } frame_sets[] = {
+  {"ParticleIDs", 0, 1, "1"}, {"Owner", 0, 1, "1"}, {"Contacts", 0, 1, "1"}, {"Radius", 0, 0, "m"},
+  {"Coordinates", 1, 0, "m"}, {"Velocities", 1, 0, "m/s"}, {"AngularVelocities", 1, 0, "rad/s"},
 };
 #define N_FRAME_SETS (sizeof frame_sets / sizeof frame_sets[0])
 
@@ -182,10 +182,11 @@ dem_output_frame_writer_t *dem_output_frame_open(const char *base, long step, do
     w->sets[k] = space < 0 ? -1 : H5Dcreate2(w->group, frame_sets[k].name, frame_sets[k].is_int ? H5T_NATIVE_INT32 : H5T_NATIVE_DOUBLE,
                                               space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (space >= 0) H5Sclose(space);
-    if (w->sets[k] < 0) rc = -1;
+    if (w->sets[k] < 0 || write_string_attr(w->sets[k], "units", frame_sets[k].units)) rc = -1;
   }
   if (rc == 0) {
     rc |= write_attr(w->group, "Time", H5T_NATIVE_DOUBLE, &time);
+    rc |= write_string_attr(w->group, "Time_units", "s");
     rc |= write_attr(w->group, "Step", H5T_NATIVE_LONG, &step);
     rc |= write_string_attr(w->file, "Latest", gname);
   }
@@ -195,6 +196,16 @@ dem_output_frame_writer_t *dem_output_frame_open(const char *base, long step, do
     return NULL;
   }
   return w;
+}
+
+int dem_output_frame_meta(dem_output_frame_writer_t *w, const dem_output_meta_t *m, char *err, size_t errlen)
+{
+  const char *attrs[][2] = {{"scenario", m->scenario}, {"scenario_file", m->file}, {"configuration", m->config},
+                            {"demsim_version", m->version}, {"build", m->build}};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+    rc |= write_string_attr(w->file, attrs[i][0], attrs[i][1] ? attrs[i][1] : "");
+  return rc ? dem_fail(err, errlen, "%s: HDF5 cannot write its attributes", w->tmp) : 0;
 }
 
 int dem_output_frame_rows(dem_output_frame_writer_t *w, size_t first, const dem_output_frame_t *rows, char *err,

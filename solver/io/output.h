@@ -36,6 +36,13 @@ int dem_output_write_frame(const char *path_base, const dem_output_frame_t *f, i
 typedef struct dem_output_frame_writer dem_output_frame_writer_t;
 dem_output_frame_writer_t *dem_output_frame_open(const char *path_base, long step, double time, size_t n, int create,
                                                  char *err, size_t errlen);
+/* The file's root attributes: what it is a run of (each string; NULL writes ""). 0, or -1. */
+typedef struct dem_output_meta {
+  const char *scenario, *file; /* the scenario's name and file */
+  const char *config;          /* the effective configuration, one "key = value" a line */
+  const char *version, *build; /* demsim's version and build (smpi, native) */
+} dem_output_meta_t;
+int dem_output_frame_meta(dem_output_frame_writer_t *w, const dem_output_meta_t *m, char *err, size_t errlen);
 int dem_output_frame_rows(dem_output_frame_writer_t *w, size_t first, const dem_output_frame_t *f, char *err,
                           size_t errlen);
 int dem_output_frame_close(dem_output_frame_writer_t **w, int ok, char *err, size_t errlen);

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "io/snapshot.h"
 
 #include <math.h>
@@ -6,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "base/parallel.h"
+#include "base/version.h"
 #include "dem/particles.h"
 #include "io/output.h"
 #include "scenario/scenario.h"
@@ -194,6 +197,22 @@ static int send_block(dem_sim_t *sim, long lo, long hi, const char *name, char *
   return 0;
 }
 
+/* The file's root attributes: the scenario, its effective configuration, demsim's version and build. */
+static int frame_meta(const dem_sim_t *sim, dem_output_frame_writer_t *w, char *err, size_t errlen)
+{
+  char *config = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&config, &len);
+  if (!f) return dem_fail(err, errlen, "out of memory");
+  dem_scenario_print(sim->sc, f);
+  fclose(f);
+  dem_output_meta_t m = {.scenario = sim->sc->name, .file = sim->sc->file, .config = config, .version = DEM_VERSION,
+                         .build = DEM_BUILD};
+  int rc = dem_output_frame_meta(w, &m, err, errlen);
+  free(config);
+  return rc;
+}
+
 int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, size_t errlen)
 {
   long n_total = 0;
@@ -210,7 +229,7 @@ int dem_snapshot_write(dem_sim_t *sim, const char *name, int create, char *err, 
       char base[DEM_PATH_MAX + 64];
       snprintf(base, sizeof base, "%s/%s", sim->sc->out_dir, name);
       w = dem_output_frame_open(base, sim->step, sim->prm.dt * (double)sim->step, (size_t)n_total, create, err, errlen);
-      if (!w) rc = -2;
+      if (!w || frame_meta(sim, w, err, errlen)) rc = -2;
     }
   }
   dem_parallel_max_int(&rc, 1);

@@ -35,10 +35,11 @@ static json_t *pack(const char *fmt, ...)
 }
 
 /* The run's time with its lost containers (failure.h): the parts sum to the total. */
-static json_t *failure_json(const dem_sim_t *sim)
+static json_t *failure_json(const dem_sim_t *sim, const dem_failure_account_t *acc)
 {
-  dem_failure_account_t a;
-  if (dem_failure_account(sim->failure, &a)) return NULL;
+  (void)sim; /* its restart latency parameter: SMPI only */
+  if (!acc) return NULL;
+  const dem_failure_account_t a = *acc;
   json_t *o = json_object(), *losses = json_array();
   for (int i = 0; i < a.log->n_losses; i++) {
     const dem_failure_loss_t *l = &a.log->loss[i];
@@ -127,13 +128,33 @@ static json_t *sites_json(const dem_sim_t *sim, const dem_summary_rank_t *ranks)
               "wan_migration_bytes", mig, "migration_bytes", mig_all);
 }
 
+/* Where rank 0's time went, from set-up to the summary (its timers, ghosts.h's wait and
+ * communication, partition.h's migration, the checkpoints), the parts summing to total_s: the
+ * run's time line after a lost container (failure.total_s), else this invocation's. All ranks
+ * end the loop together (a barrier), so the loop's parts of any rank sum to sim_time_s. */
+static json_t *breakdown_json(const dem_sim_t *sim, const dem_summary_rank_t *rank0, const dem_failure_account_t *a)
+{
+  const double *t = sim->timers.total, *t0 = sim->loop_timers.total;
+  double loop = sim->sim_loop_end - sim->sim_loop_start, setup = sim->sim_loop_start - sim->sim_setup_start;
+  double compute = t[DEM_T_COMPUTE] - t0[DEM_T_COMPUTE], ghosts = t[DEM_T_GHOSTS] - t0[DEM_T_GHOSTS];
+  double rep = t[DEM_T_REPARTITION] - t0[DEM_T_REPARTITION], out = t[DEM_T_OUTPUT] - t0[DEM_T_OUTPUT];
+  double closing = sim->sim_closed - sim->sim_loop_end, own = sim->sim_closed - sim->sim_setup_start;
+  double earlier = a ? a->total - own : 0.0;
+  return pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "setup_s", setup, "compute_s", compute,
+              "ghost_wait_s", sim->loop_wait, "ghost_comm_s", ghosts - sim->loop_wait, "repartition_s",
+              rep - rank0->migrate_s, "migration_s", rank0->migrate_s, "checkpoint_s", sim->checkpoint_s, "output_s",
+              out - sim->checkpoint_s + closing, "other_s", loop - (compute + ghosts + rep + out), "earlier_attempts_s",
+              earlier, "total_s", own + earlier);
+}
+
 int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_rank_t *ranks, char *err,
                       size_t errlen)
 {
   const dem_scenario_t *sc = sim->sc;
   double sim_s = sim->sim_loop_end - sim->sim_loop_start;
   double wall_loop = sim->wall_loop_end - sim->wall_loop_start;
-  double psteps = (double)sim->total_particles * (double)sim->step;
+  /* the steps this invocation ran: from the checkpoint after --restart or a lost container */
+  double psteps = (double)sim->total_particles * (double)(sim->step - sim->restart_step);
 #ifdef DEMSIM_SMPI
   const char *build = "smpi";
 #else
@@ -164,6 +185,13 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   for (int k = 0; k < n_after; k++) json_array_append_new(la, json_real(after[k]));
   json_object_set_new(o, "lambda_after_repartition_percent", la);
   partitioner_fields(o, sim, ranks);
+  json_object_set_new(o, "setup_s", json_real(sim->sim_loop_start - sim->sim_setup_start));
+  json_object_set_new(o, "setup_started_at_s", json_real(sim->sim_setup_start));
+  json_object_set_new(o, "steps_run", json_integer((json_int_t)(sim->step - sim->restart_step)));
+  dem_failure_account_t account;
+  const dem_failure_account_t *acc = dem_failure_account(sim->failure, &account) == 0 ? &account : NULL;
+  json_t *parts = breakdown_json(sim, &ranks[0], acc);
+  if (parts) json_object_set_new(o, "time_breakdown_s", parts);
   json_t *sites = sites_json(sim, ranks);
   if (sites) json_object_set_new(o, "sites", sites);
   json_t *timers = json_object();
@@ -186,7 +214,7 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
                                     "migrate_s", e->migrate_s));
   }
   json_object_set_new(o, "per_rank", per);
-  json_t *failure = failure_json(sim);
+  json_t *failure = failure_json(sim, acc);
   if (failure) json_object_set_new(o, "failure", failure);
 
   char tmp[1100];

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/files.h"
+#include "base/version.h"
 #include "failure/failure_log.h"
 #include "run/cli.h"
 #ifndef DEMSIM_SMPI
@@ -31,6 +32,11 @@
 #endif
 
 #define MAX_ARGS 512
+#ifdef DEMSIM_SMPI
+#define DEM_LAUNCH_CLOCK "simulated"
+#else
+#define DEM_LAUNCH_CLOCK "wall clock"
+#endif
 
 static int run_and_wait(char **args, int dry_run)
 {
@@ -151,7 +157,13 @@ static int run_smpirun(char **args, const char *out_dir)
     unsetenv("TMPDIR");
   rmdir(tmp); /* empty unless SMPI left copies behind: then kept, for a look */
   if (rc == 0 && access(summary, F_OK)) {
-    fprintf(stderr, "demsim: the run stopped before writing %s (a rank aborted: see its message above)\n", summary);
+    /* a container lost (failure.*) ends the ranks with 0 (main.c): the record's last attempt
+     * ended in a loss; dem_launch restarts it and says so */
+    dem_failure_log_t *log = malloc(sizeof *log);
+    int lost = log && dem_failure_log_read(out_dir, log) == 0 && log->n_losses >= log->n_attempts && log->n_losses > 0;
+    free(log);
+    if (!lost)
+      fprintf(stderr, "demsim: the run stopped before writing %s (a rank aborted: see its message above)\n", summary);
     rc = 1;
   }
   return rc;
@@ -210,7 +222,7 @@ int main(int argc, char **argv)
   }
   switch (cli.command) {
   case DEM_CMD_HELP: dem_cli_print_help(stdout); return 0;
-  case DEM_CMD_VERSION: printf("demsim 0.1 (SMPI build)\n"); return 0;
+  case DEM_CMD_VERSION: printf("demsim " DEM_VERSION " (SMPI build)\n"); return 0;
   case DEM_CMD_KEYS: dem_scenario_print_keys(stdout); return 0;
   case DEM_CMD_PROBE:
     fprintf(stderr, "demsim: %s\n", DEM_PROBE_NATIVE_ONLY);
@@ -558,8 +570,12 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
                                  (l = dem_failure_log_loss(log, k - 1)) != NULL; k++) {
     dem_scenario_drop_host(now, l->host);
     int n = now->ranks;
-    fprintf(stderr, "demsim: container %s lost at %.4g s (step %ld); restarting on %d from step %ld\n", l->host, l->at,
-            l->step, n, l->checkpoint_step);
+    from_dir |= l->written; /* or the attempt that was lost began from it and wrote none */
+    /* a planned event, not a crash: one line on stdout, with the run's progress */
+    printf("demsim: container %s lost at %.4g s (%s, step %ld); restarting from step %ld (%s) on %d container%s\n",
+           l->host, l->at, DEM_LAUNCH_CLOCK, l->step, l->checkpoint_step,
+           l->checkpoint_step > 0 ? "checkpoint" : "the start", n, n > 1 ? "s" : "");
+    fflush(stdout);
     int m = snprintf(hosts, sizeof hosts, "platform.hosts=");
     for (int r = 0; r < n; r++) m += snprintf(hosts + m, sizeof hosts - (size_t)m, "%s%s", r ? "," : "", now->hosts[r]);
     snprintf(ranks, sizeof ranks, "run.ranks=%d", n);
@@ -570,7 +586,6 @@ int dem_launch(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *
     m = snprintf(sites, sizeof sites, "platform.sites=");
     for (int r = 0; r < now->n_site_list; r++) m += snprintf(sites + m, sizeof sites - (size_t)m, "%s%d", r ? "," : "", now->site[r]);
     const char *more[] = {"--set", hosts, "--set", ranks, "--attempt", attempt, "--restart", restart, "--set", sites};
-    from_dir |= l->written; /* or the attempt that was lost began from it and wrote none */
     for (int i = 0; i < 6; i++) args[a++] = (char *)more[i];
     for (int i = 6; from_dir && i < 8; i++) args[a++] = (char *)more[i];
     for (int i = 8; now->n_site_list && i < 10; i++) args[a++] = (char *)more[i];

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "base/parallel.h"
+#include "base/version.h"
 #include "device/remote.h"
 #include "device/server.h"
 #include "run/cli.h"
@@ -39,7 +40,7 @@ static int prolog(int argc, char **argv, dem_cli_t *cli, dem_scenario_t *sc)
   }
   if (cli->command == DEM_CMD_HELP) dem_cli_print_help(stdout);
   if (cli->command == DEM_CMD_KEYS) dem_scenario_print_keys(stdout);
-  if (cli->command == DEM_CMD_VERSION) printf("demsim 0.1\n");
+  if (cli->command == DEM_CMD_VERSION) printf("demsim " DEM_VERSION "\n");
   if (cli->command == DEM_CMD_PROBE) {
 #ifdef DEMSIM_SMPI
     fprintf(stderr, "demsim: %s\n", DEM_PROBE_NATIVE_ONLY);
@@ -85,12 +86,20 @@ static int epilog(int rc, const char *err, dem_sim_t *sim, const dem_scenario_t 
     if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: %s\n", err);
     status = rc == DEM_SIM_BAD_INPUT ? 2 : 1;
   } else if (rc == DEM_SIM_HOST_FAILED) {
-    /* a container was lost: the launcher restarts from the last checkpoint (failure.h) */
-    if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: a container was lost (failure.*); %s/failures.txt has it\n",
-                                          sc->out_dir);
+    /* a container was lost: the launcher restarts from the last checkpoint (failure.h). Under
+     * SMPI a planned event, not a crash: the ranks end with 0 (smpirun then prints nothing) and
+     * the launcher, finding no summary.json, reads the loss in failures.txt and says so in one
+     * line; natively the lost ranks were killed and the survivors end with DEM_EXIT_HOST_LOST. */
     dem_simulation_destroy(sim);
     dem_parallel_finalize();
+#ifdef DEMSIM_SMPI
+    (void)sc;
+    return 0;
+#else
+    if (dem_parallel_rank() == 0) fprintf(stderr, "demsim: a container was lost (failure.*); %s/failures.txt has it\n",
+                                          sc->out_dir);
     return DEM_EXIT_HOST_LOST;
+#endif
   } else if (rc) {
     fprintf(stderr, "demsim: rank %d: %s\n", dem_parallel_rank(), err);
     fflush(stderr);

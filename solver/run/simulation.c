@@ -148,6 +148,7 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
 {
   memset(sim, 0, sizeof *sim);
   sim->wall_start = dem_clock_wall();
+  sim->sim_setup_start = dem_clock_now();
   sim->sc = sc;
   sim->prm = sc->params;
   sim->rank = dem_parallel_rank();
@@ -250,6 +251,9 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
   dem_parallel_barrier();
   sim->wall_loop_start = dem_clock_wall();
   sim->sim_loop_start = dem_clock_now();
+  sim->loop_timers = sim->timers;
+  sim->loop_wait0 = dem_ghosts_wait_time(sim->ghosts);
+  sim->loop_comm0 = dem_ghosts_comm_time(sim->ghosts);
   dem_timer_start(&sim->timers, DEM_T_TOTAL);
   dem_failure_loop_start(sim->failure, sim->step);
   int created = 0;
@@ -279,12 +283,15 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
     }
     if (sc->checkpoint_every > 0 && sim->step % sc->checkpoint_every == 0) {
       dem_timer_start(&sim->timers, DEM_T_OUTPUT);
+      double t0 = dem_clock_now();
       int rc = dem_checkpoint_write(sim, err, errlen);
+      sim->checkpoint_s += dem_clock_now() - t0;
       /* the ranks agreed on the outcome: a failed write ends the run cleanly, reported once */
       if (rc) return rc == DEM_SIM_HOST_FAILED ? dem_failure_strike(sim->failure, sim->step) : DEM_SIM_FAILED_ALL;
       dem_timer_stop(&sim->timers, DEM_T_OUTPUT);
     }
-    dem_progress_update(&prog, sim->step, sim->prm.dt * (double)sim->step, sim->lambda_last, sim->repartitions);
+    dem_progress_update(&prog, sim->step, sim->prm.dt * (double)sim->step, dem_clock_now() - sim->sim_setup_start,
+                        sim->lambda_last, sim->repartitions);
   }
   dem_timer_stop(&sim->timers, DEM_T_TOTAL);
   if (dem_engine_finish(sim->engine)) return dem_fail(err, errlen, "%s", dem_engine_error(sim->engine));
@@ -292,12 +299,38 @@ int dem_simulation_run(dem_sim_t *sim, char *err, size_t errlen)
   dem_parallel_barrier();
   sim->sim_loop_end = dem_clock_now();
   sim->wall_loop_end = dem_clock_wall();
+  sim->loop_wait = dem_ghosts_wait_time(sim->ghosts) - sim->loop_wait0;
+  sim->loop_comm = dem_ghosts_comm_time(sim->ghosts) - sim->loop_comm0;
   dem_progress_end(&prog);
   /* no exchange follows: the ghosts' buffers make room for the snapshot's (under SMPI, where
    * every rank's are in one process, this keeps the snapshot below the time loop's peak) */
   dem_ghosts_release(sim->ghosts);
   if (write_particles(sim, "particles", !created, err, errlen)) return -1;
   return 0;
+}
+
+/* Rank 0's closing lines: what ran, in how much time. The particle-steps count the steps this
+ * invocation ran (from its checkpoint after a restart); after a lost container the total is the
+ * run's time line, as summary.json's failure.total_s. */
+static void done_line(const dem_sim_t *sim)
+{
+  double simt = sim->sim_loop_end - sim->sim_loop_start;
+  double psteps = (double)sim->total_particles * (double)(sim->step - sim->restart_step);
+  const char *clock = dem_clock_modelled() ? "simulated" : "wall";
+  char lost[200] = "";
+  dem_failure_account_t a;
+  if (dem_failure_account(sim->failure, &a) == 0 && a.losses > 0)
+    snprintf(lost, sizeof lost, "; %.4g s %s in all with %d lost container%s (%.4g s lost, failure.total_s)", a.total,
+             clock, a.losses, a.losses > 1 ? "s" : "", a.recompute + a.restart_latency + a.restart_setup);
+  fprintf(sim->log, "demsim: done: %ld particles x %ld steps (%.3g s of physical time) on %d rank%s in %.4g s %s "
+          "time (%.3g particle-steps/s over the %ld steps run%s)%s, %.3g s wall; %d repartitions, lambda max %.1f %%, "
+          "final %.1f %%; kinetic energy %.6g J -> %.6g J\n", sim->particles_end, sim->step,
+          sim->prm.dt * (double)sim->step, sim->ranks, sim->ranks > 1 ? "s" : "", simt, clock,
+          simt > 0 ? psteps / simt : 0.0, sim->step - sim->restart_step, sim->restart_step ? " after the restart" : "",
+          lost, dem_clock_wall() - sim->wall_start, sim->repartitions, sim->lambda_max, sim->lambda_last, sim->ke_start,
+          sim->ke_end);
+  fprintf(sim->log, "demsim: outputs in %s: summary.json, particles.h5 (+ particles.xmf for ParaView), metrics.csv\n",
+          sim->sc->out_dir);
 }
 
 int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
@@ -343,24 +376,9 @@ int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
   if (sim->rank == 0) {
     char path[DEM_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/summary.json", sim->sc->out_dir);
+    sim->sim_closed = dem_clock_now();
     rc = dem_summary_write(path, sim, all, err, errlen);
-    if (rc == 0 && sim->log) {
-      double simt = sim->sim_loop_end - sim->sim_loop_start;
-      fprintf(sim->log, "demsim: done: %ld particles x %ld steps (%.3g s of physical time) on %d rank%s in %.4g s %s "
-              "time (%.3g particle-steps/s), %.3g s wall; %d repartitions, lambda max %.1f %%, final %.1f %%; "
-              "kinetic energy %.6g J -> %.6g J\n", sim->particles_end, sim->step, sim->prm.dt * (double)sim->step,
-              sim->ranks, sim->ranks > 1 ? "s" : "", simt,
-#ifdef DEMSIM_SMPI
-              "simulated",
-#else
-              "wall",
-#endif
-              simt > 0 ? (double)sim->total_particles * (double)sim->step / simt : 0.0,
-              dem_clock_wall() - sim->wall_start, sim->repartitions, sim->lambda_max, sim->lambda_last, sim->ke_start,
-              sim->ke_end);
-      fprintf(sim->log, "demsim: outputs in %s: summary.json, particles.h5 (+ particles.xmf for ParaView), metrics.csv\n",
-              sim->sc->out_dir);
-    }
+    if (rc == 0 && sim->log) done_line(sim);
   }
   free(all);
   free(counts);

@@ -42,6 +42,12 @@ typedef struct dem_sim {
   double sim_loop_start, sim_loop_end;               /* s, MPI_Wtime (simulated under SMPI) */
   double sim_time_before;          /* s, loop time of the run this one restarted from */
   long restart_step;               /* step of the checkpoint restarted from (0: fresh run) */
+  double sim_setup_start;          /* s, dem_clock_now() as set-up began */
+  double sim_closed;               /* s, dem_clock_now() as rank 0 closed the run (before summary.json) */
+  dem_timers_t loop_timers;        /* the timers as the time loop began (set-up's share left out) */
+  double loop_wait0, loop_comm0;   /* s, this rank's ghost wait and communication as the loop began */
+  double loop_wait, loop_comm;     /* s, the same over the time loop alone */
+  double checkpoint_s;             /* s, writing checkpoints in the time loop (inside DEM_T_OUTPUT) */
   double ke_start, ke_end;         /* J, kinetic energy over all ranks */
   long particles_start, particles_end;
   FILE *log;                       /* progress and messages (rank 0), NULL elsewhere */

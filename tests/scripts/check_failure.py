@@ -73,6 +73,27 @@ def check_loss(s, steps, ranks, lost, errors, what):
         errors.append(f"{what}: no checkpoint cost ({f['checkpoints']} checkpoints, {f['checkpoint_cost_s']} s each)")
 
 
+def planned_event(output, s, errors):
+    """The loss reads as a planned event: one line naming the container, the simulated time and the
+    checkpoint's step; none of smpirun's failure messages; the breakdown sums to failure.total_s."""
+    noise = [l for l in output.splitlines() if "SMPI process did not return 0" in l or "Execution failed with code" in l
+             or "demsim-app --cfg" in l]
+    if noise:
+        errors.append(f"a planned loss printed smpirun's failure messages: {noise[:3]}")
+    want = "demsim: container n3-cn6700-3 lost at 0.12 s (simulated, step "
+    line = [l for l in output.splitlines() if l.startswith(want)]
+    if len(line) != 1 or "restarting from step 20 (checkpoint)" not in line[0]:
+        errors.append(f"expected one line '{want}...; restarting from step 20 (checkpoint) ...', got {line}:\n"
+                      f"{output[-1500:]}")
+    if s:
+        b = s["time_breakdown_s"]
+        parts = sum(v for k, v in b.items() if k != "total_s")
+        if abs(b["total_s"] - s["failure"]["total_s"]) > 1e-9 or abs(parts - b["total_s"]) > 1e-9 * b["total_s"]:
+            errors.append(f"time_breakdown_s {b} does not sum to failure.total_s {s['failure']['total_s']}")
+        if s["steps_run"] != 60 - s["restarted_from_step"]:
+            errors.append(f"steps_run {s['steps_run']} after a restart from step {s['restarted_from_step']}")
+
+
 def same_state(a, b, errors, what):
     pa, pb = final_positions(a), final_positions(b)
     if pa.shape != pb.shape or not np.all(np.isfinite(pa)):
@@ -90,6 +111,7 @@ def smpi_checks(demsim, out, errors):
     if p.returncode != 0:
         errors.append(f"the run with a loss exited {p.returncode}:\n{p.stdout[-2000:]}")
     check_loss(s, 60, 3, "n3-cn6700-3", errors, "SMPI, failure.at")
+    planned_event(p.stdout, s, errors)
     if s and abs(s["failure"]["restart_latency_s"] - 1.0) > 1e-9:
         errors.append(f"restart latency {s['failure']['restart_latency_s']} s, expected the parameter's 1 s")
     p, ref, ref_dir = run(demsim, out, "reference", steps)

@@ -10,8 +10,11 @@ Each policy runs with `demsim run SCENARIO --policy P --out OUT/P` (plus the opt
 load imbalance lambda at its largest and at the end, repartitions, the gain over NOW, wall time,
 each container's share of the particles at the end) and writes OUT/compare.png: lambda over
 simulated time for every policy, the elapsed simulated time per step, and each container's
-computational load per step under each policy. Exit status: 0, or that of the first run that
-failed (2: bad input).
+computational load per step under each policy. Then the winner, its gain, and where each
+policy's time went (summary.json's time_breakdown_s: set-up, computing, ghost wait and
+communication, repartitions, migration, checkpoints, output), side by side and as a bar figure
+(OUT/breakdown.png). Policies and --partitioner: any `demsim keys` lists. Exit status: 0, or that
+of the first run that failed (2: bad input).
 """
 import argparse
 import os
@@ -25,9 +28,6 @@ sys.path.insert(0, HERE)
 import figures  # noqa: E402  (matplotlib, Agg backend)
 import sweep  # noqa: E402
 from figures import plt  # noqa: E402
-
-POLICIES = ("NOW", "RW", "RW5", "EWMA", "PI")
-
 
 def run_policy(demsim, scenario, policy, rundir, extra):
     """Runs demsim, showing its progress on one line; returns (exit status, wall seconds)."""
@@ -91,7 +91,7 @@ def plot(runs, title, path):
     ax_l, ax_t = axes[0, 0], axes[0, 1]
     for p in pols:
         m = runs[p]["m"]
-        style = figures.POLICY_STYLE[p]
+        style = figures.POLICY_STYLE.get(p, dict(color="tab:gray", ls="-"))
         ax_l.plot(m.time, m.lam, label=p, marker=".", ms=3, **style)
         figures._mark_repartitions(ax_l, m, m.time, style["color"])
         ax_t.plot(m.steps, m.time, label=f"{p} (run total {runs[p]['summary']['sim_time_s']:.3g} s)", **style)
@@ -124,10 +124,15 @@ def main():
     argv, extra = sweep.split_extra(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario")
-    ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], choices=POLICIES)
+    ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], help="any run.policy of `demsim keys`")
+    ap.add_argument("--partitioner", help="any run.partitioner of `demsim keys` (default: the scenario's)")
     ap.add_argument("--out", default=os.path.join("out", "compare"))
     ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
     a = ap.parse_args(argv)
+    sweep.check_choices(ap, a.demsim, "run.policy", "--policies", a.policies)
+    sweep.check_choices(ap, a.demsim, "run.partitioner", "--partitioner", [a.partitioner] if a.partitioner else [])
+    if a.partitioner:
+        extra = ["--set", f"run.partitioner={a.partitioner}"] + extra
     if not os.path.isfile(a.scenario):
         print(f"compare.py: {a.scenario}: no such scenario file", file=sys.stderr)
         return 2
@@ -152,9 +157,16 @@ def main():
             f"{s0['ranks']} containers ({', '.join(r['host'] for r in s0['per_rank'])})")
     print("\n" + head)
     print("\n".join(table(runs, walls)))
+    summaries = [runs[p]["summary"] for p in pols]
+    print()
+    print("\n".join(sweep.winner_lines(pols, summaries, "NOW")))
+    print("\n".join(sweep.breakdown_lines(pols, summaries)))
     png = os.path.join(a.out, "compare.png")
     plot(runs, head, png)
+    bars = os.path.join(a.out, "breakdown.png")
+    sweep.breakdown_bars(pols, summaries, f"{head}: where the simulated time went (rank 0)", bars)
     print(f"\nfigure: {os.path.abspath(png)}")
+    print(f"breakdown figure: {os.path.abspath(bars)}")
     print(f"each run's outputs (summary.json, metrics.csv, particles.h5/.xmf): {os.path.abspath(a.out)}/<policy>/")
     return 0
 

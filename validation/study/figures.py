@@ -17,7 +17,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 POLICY_STYLE = {"NOW": dict(color="tab:red", ls="-"), "RW": dict(color="tab:blue", ls="-"),
-                "RW5": dict(color="tab:green", ls="--")}
+                "RW5": dict(color="tab:green", ls="--"), "EWMA": dict(color="tab:purple", ls="-."),
+                "PI": dict(color="tab:orange", ls=":"), "RUPER": dict(color="tab:brown", ls="-")}
 DPI = 110
 
 

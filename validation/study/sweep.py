@@ -1,13 +1,17 @@
 #!/usr/bin/python3
-"""Runs a set of scenarios x policies, in parallel on the local cores, and collects one CSV.
+"""Runs a set of scenarios x policies (x partitioners), in parallel on the local cores, and collects one CSV.
 
-    validation/study/sweep.py scenarios/case5-stress*.cfg --policies NOW RW RW5 --out out/sweep-case5 \
-        [-j 2] [--demsim build/smpi/demsim] [-- extra demsim options, e.g. --particles 20000 --steps 2000]
+    validation/study/sweep.py scenarios/case5-stress*.cfg --policies NOW RW RUPER --out out/sweep-case5 \
+        [--partitioners RCB HSFC] [-j 2] [--demsim build/smpi/demsim] [-- extra demsim options, e.g. --steps 2000]
     validation/study/sweep.py ... --slurm sweep.sbatch   # write a Slurm job array instead of running
 
-The CSV (OUT/sweep.csv) has one row per run: scenario, policy, total simulated time, wall time,
-lambda max/final, repartitions, and the gain of the policy over NOW for the same scenario
-(gain_percent = (T_NOW - T) / T_NOW * 100). Each run's own outputs are in OUT/<scenario>-<policy>/.
+Policies and partitioners are those `demsim keys` lists for run.policy and run.partitioner. The CSV
+(OUT/sweep.csv) has one row per run: scenario, policy, partitioner, total simulated time, wall time,
+lambda max/final, repartitions, the gain of the run over NOW for the same scenario (and
+partitioner; gain_percent = (T_NOW - T) / T_NOW * 100) and where its time went (summary.json's
+time_breakdown_s). It prints the winner of each scenario and the breakdowns side by side, and
+draws OUT/sweep.png, a stacked bar of the breakdown per run. Each run's own outputs are in
+OUT/<scenario>-<policy>[-<partitioner>]/.
 """
 import argparse
 import concurrent.futures
@@ -47,24 +51,110 @@ def check_interpreter():
 check_interpreter()
 
 
-def run_one(demsim, scenario, policy, outdir, extra):
+def run_one(demsim, scenario, policy, outdir, extra, partitioner=None):
     name = os.path.splitext(os.path.basename(scenario))[0]
-    rundir = os.path.join(outdir, f"{name}-{policy}")
-    cmd = [demsim, "run", scenario, "--policy", policy, "--out", rundir, "--quiet"] + extra
+    rundir = os.path.join(outdir, f"{name}-{policy}" + (f"-{partitioner}" if partitioner else ""))
+    part = ["--set", f"run.partitioner={partitioner}"] if partitioner else []
+    cmd = [demsim, "run", scenario, "--policy", policy, "--out", rundir, "--quiet"] + part + extra
     t0 = time.time()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     wall = time.time() - t0
     os.makedirs(rundir, exist_ok=True)
     with open(os.path.join(rundir, "demsim.log"), "w") as f:
         f.write(" ".join(shlex.quote(c) for c in cmd) + "\n" + p.stdout)
-    row = {"scenario": name, "policy": policy, "status": p.returncode, "wall_s": round(wall, 3)}
+    row = {"scenario": name, "policy": policy, "status": p.returncode, "wall_s": round(wall, 3), "dir": rundir}
     summary = os.path.join(rundir, "summary.json")
     if p.returncode == 0 and os.path.exists(summary):
         with open(summary) as f:
             s = json.load(f)
         row.update({k: s.get(k) for k in ("particles", "steps", "ranks", "sim_time_s", "lambda_max_percent",
-                                          "lambda_final_percent", "repartitions")})
+                                          "lambda_final_percent", "repartitions", "partitioner")})
+        row.update({k: v for k, v in s.get("time_breakdown_s", {}).items()})
+        row["summary"] = s
     return row
+
+
+# --- who won and why: summary.json's time_breakdown_s, side by side --------------------------
+# (key, label): the parts of time_breakdown_s, in the order of a run (they sum to total_s)
+BREAKDOWN = [("setup_s", "set-up"), ("compute_s", "computing"), ("ghost_wait_s", "ghost exchange: wait"),
+             ("ghost_comm_s", "ghost exchange: comm."), ("repartition_s", "repartitions"),
+             ("migration_s", "migration"), ("checkpoint_s", "checkpoints"), ("output_s", "output"),
+             ("other_s", "rest of the loop"), ("earlier_attempts_s", "earlier attempts (lost containers)")]
+
+
+def solver_choices(demsim):
+    """{"run.policy": [...], "run.partitioner": [...]} as `demsim keys` lists them (the solver's own
+    tables), or {} when demsim cannot say."""
+    import re
+    try:
+        out = subprocess.run([demsim, "keys"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                             timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    found = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(run\.policy|run\.partitioner)\s.*\(([A-Z0-9|]+)\)\s*$", line)
+        if m:
+            found[m.group(1)] = m.group(2).split("|")
+    return found
+
+
+def check_choices(ap, demsim, key, option, asked):
+    """ap.error (exit 2) when a value of option is not one the solver has for key."""
+    known = solver_choices(demsim).get(key)
+    bad = [v for v in asked or [] if known and v not in known]
+    if bad:
+        ap.error(f"{option}: {', '.join(bad)} not among the solver's {key} ({', '.join(known)}; `demsim keys`)")
+
+
+def breakdown_lines(labels, summaries):
+    """The breakdown of each run (time_breakdown_s) side by side, as lines; labels name the columns."""
+    w = max(len(l) for _, l in BREAKDOWN) + 8
+    width = max([12] + [len(x) + 2 for x in labels])
+    lines = ["where the time went (s)".ljust(w) + "".join(f"{x:>{width}}" for x in labels)]
+    shown = [(k, l) for k, l in BREAKDOWN if any(s.get("time_breakdown_s", {}).get(k) for s in summaries)]
+    for k, label in shown + [("total_s", "total (set-up included)")]:
+        lines.append(f"  {label}".ljust(w) + "".join(f"{s.get('time_breakdown_s', {}).get(k, float('nan')):>{width}.4f}"
+                                                      for s in summaries))
+    return lines
+
+
+def winner_lines(labels, summaries, reference=None):
+    """The winner (least simulated loop time, sim_time_s), its gain over the reference (NOW when
+    present, else the slowest) and the parts of the breakdown that made the difference."""
+    t = [s["sim_time_s"] for s in summaries]
+    i = min(range(len(t)), key=t.__getitem__)
+    j = labels.index(reference) if reference in labels else max(range(len(t)), key=t.__getitem__)
+    if i == j:
+        return [f"winner: {labels[i]} ({t[i]:.4g} s simulated)"]
+    gain = (t[j] - t[i]) / t[j] * 100.0
+    bi, bj = summaries[i].get("time_breakdown_s", {}), summaries[j].get("time_breakdown_s", {})
+    diffs = sorted(((bi.get(k, 0.0) - bj.get(k, 0.0), l) for k, l in BREAKDOWN), key=lambda d: d[0])
+    why = ", ".join(f"{l} {d:+.3g} s" for d, l in diffs if abs(d) >= 0.01 * t[j])
+    return [f"winner: {labels[i]}, {gain:.1f} % less simulated time than {labels[j]} ({t[i]:.4g} s against "
+            f"{t[j]:.4g} s)", f"  why (rank 0, {labels[i]} - {labels[j]}): {why or 'no part differs by 1 % or more'}"]
+
+
+def breakdown_bars(labels, summaries, title, path):
+    """A stacked bar of each run's breakdown (time_breakdown_s), one bar per run."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(labels) + 3), 4.5))
+    bottom = [0.0] * len(labels)
+    for k, label in BREAKDOWN:
+        v = [s.get("time_breakdown_s", {}).get(k, 0.0) for s in summaries]
+        if any(v):
+            ax.bar(range(len(labels)), v, 0.6, bottom=bottom, label=label)
+            bottom = [b + x for b, x in zip(bottom, v)]
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=20, ha="right")
+    ax.set_ylabel("simulated time (s), rank 0")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize="small", bbox_to_anchor=(1.01, 1), loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def run_or_reuse(demsim, scenario, policy, outdir, extra, resume=False):
@@ -274,60 +364,98 @@ def split_extra(argv):
     return argv, []
 
 
+def write_slurm(a, runs, extra):
+    """A Slurm job array of the runs, one task each."""
+    with open(a.slurm, "w") as f:
+        f.write("#!/bin/bash\n")
+        f.write(f"#SBATCH --job-name=demsim-sweep\n#SBATCH --array=0-{len(runs) - 1}\n#SBATCH --ntasks=1\n")
+        f.write(f"#SBATCH --output={os.path.abspath(a.out)}/slurm-%A_%a.out\n")
+        f.write("runs=(\n")
+        for s, p, part in runs:
+            name = os.path.splitext(os.path.basename(s))[0]
+            args = [os.path.abspath(a.demsim), "run", os.path.abspath(s), "--policy", p, "--out",
+                    os.path.join(os.path.abspath(a.out), f"{name}-{p}" + (f"-{part}" if part else "")), "--quiet"]
+            args += (["--set", f"run.partitioner={part}"] if part else []) + extra
+            f.write("  " + shlex.quote(" ".join(shlex.quote(x) for x in args)) + "\n")
+        f.write(")\neval \"${runs[$SLURM_ARRAY_TASK_ID]}\"\n")
+    print(f"sweep.py: wrote {a.slurm} ({len(runs)} array tasks); collect with the same command without --slurm "
+          "after the jobs end, or read each run's summary.json")
+
+
+def run_all(a, runs, extra):
+    """The runs, a.jobs at a time, a line each; the rows."""
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = [ex.submit(run_one, a.demsim, s, p, a.out, extra, part) for s, p, part in runs]
+        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+            r = fut.result()
+            r["partitioner_asked"] = runs[futs.index(fut)][2] or ""
+            rows.append(r)
+            state = "ok" if r["status"] == 0 else f"FAILED (exit {r['status']}, see {r['dir']}/demsim.log)"
+            print(f"[{i}/{len(runs)}] {r['scenario']} {r['policy']} {r['partitioner_asked']}: {state} "
+                  f"{'' if r['status'] else 'simulated %.4g s' % r['sim_time_s']} ({r['wall_s']:.1f} s wall)", flush=True)
+    return rows
+
+
+def report(a, rows):
+    """Per scenario (and partitioner): the winner, its gain and the breakdowns side by side; the
+    bar figure of every run's breakdown. Returns the figure's path (None without a finished run)."""
+    done = [r for r in rows if r["status"] == 0 and "summary" in r]
+    for key in dict.fromkeys((r["scenario"], r["partitioner_asked"]) for r in done):
+        group = [r for r in done if (r["scenario"], r["partitioner_asked"]) == key]
+        labels = [r["policy"] for r in group]
+        print(f"\n{key[0]}" + (f", partitioner {key[1]}" if key[1] else "") + ":")
+        print("\n".join(winner_lines(labels, [r["summary"] for r in group], "NOW")))
+        print("\n".join(breakdown_lines(labels, [r["summary"] for r in group])))
+    if not done:
+        return None
+    png = os.path.join(a.out, "sweep.png")
+    labels = [f"{r['scenario']} {r['policy']}" + (f" {r['partitioner_asked']}" if r["partitioner_asked"] else "")
+              for r in done]
+    breakdown_bars(labels, [r["summary"] for r in done], "where the simulated time went (rank 0)", png)
+    return png
+
+
 def main():
     argv, extra = split_extra(sys.argv[1:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenarios", nargs="+")
-    ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], choices=["NOW", "RW", "RW5", "EWMA", "PI"])
+    ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], help="any run.policy of `demsim keys`")
+    ap.add_argument("--partitioners", nargs="+", help="any run.partitioner of `demsim keys` (default: the scenario's)")
     ap.add_argument("--out", default="out/sweep")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
     ap.add_argument("--slurm", metavar="FILE", help="write a Slurm job-array script instead of running")
     a = ap.parse_args(argv)
+    check_choices(ap, a.demsim, "run.policy", "--policies", a.policies)
+    check_choices(ap, a.demsim, "run.partitioner", "--partitioners", a.partitioners)
     for s in a.scenarios:
         if not os.path.isfile(s):
             print(f"sweep.py: {s}: no such scenario file", file=sys.stderr)
             return 2
-    runs = [(s, p) for s in a.scenarios for p in a.policies]
+    runs = [(s, p, part) for s in a.scenarios for part in (a.partitioners or [None]) for p in a.policies]
     os.makedirs(a.out, exist_ok=True)
     if a.slurm:
-        with open(a.slurm, "w") as f:
-            f.write("#!/bin/bash\n")
-            f.write(f"#SBATCH --job-name=demsim-sweep\n#SBATCH --array=0-{len(runs) - 1}\n#SBATCH --ntasks=1\n")
-            f.write(f"#SBATCH --output={os.path.abspath(a.out)}/slurm-%A_%a.out\n")
-            f.write("runs=(\n")
-            for s, p in runs:
-                name = os.path.splitext(os.path.basename(s))[0]
-                args = [os.path.abspath(a.demsim), "run", os.path.abspath(s), "--policy", p, "--out",
-                        os.path.join(os.path.abspath(a.out), f"{name}-{p}"), "--quiet"] + extra
-                f.write("  " + shlex.quote(" ".join(shlex.quote(x) for x in args)) + "\n")
-            f.write(")\neval \"${runs[$SLURM_ARRAY_TASK_ID]}\"\n")
-        print(f"sweep.py: wrote {a.slurm} ({len(runs)} array tasks); collect with the same command without --slurm "
-              "after the jobs end, or read each run's summary.json")
+        write_slurm(a, runs, extra)
         return 0
-    rows = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = {ex.submit(run_one, a.demsim, s, p, a.out, extra): (s, p) for s, p in runs}
-        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-            r = fut.result()
-            rows.append(r)
-            state = "ok" if r["status"] == 0 else f"FAILED (exit {r['status']}, see {a.out}/{r['scenario']}-{r['policy']}/demsim.log)"
-            print(f"[{i}/{len(runs)}] {r['scenario']} {r['policy']}: {state} "
-                  f"{'' if r['status'] else 'simulated %.4g s' % r['sim_time_s']} ({r['wall_s']:.1f} s wall)", flush=True)
-    now = {r["scenario"]: r.get("sim_time_s") for r in rows if r["policy"] == "NOW" and r["status"] == 0}
+    rows = run_all(a, runs, extra)
+    now = {(r["scenario"], r["partitioner_asked"]): r.get("sim_time_s") for r in rows
+           if r["policy"] == "NOW" and r["status"] == 0}
     for r in rows:
-        t, t0 = r.get("sim_time_s"), now.get(r["scenario"])
+        t, t0 = r.get("sim_time_s"), now.get((r["scenario"], r["partitioner_asked"]))
         r["gain_percent"] = round((t0 - t) / t0 * 100.0, 3) if t and t0 else ""
     order = {p: i for i, p in enumerate(a.policies)}
-    rows.sort(key=lambda r: (r["scenario"], order[r["policy"]]))
-    fields = ["scenario", "policy", "status", "particles", "steps", "ranks", "sim_time_s", "wall_s",
+    rows.sort(key=lambda r: (r["scenario"], r["partitioner_asked"], order[r["policy"]]))
+    fields = ["scenario", "policy", "partitioner", "status", "particles", "steps", "ranks", "sim_time_s", "wall_s",
               "lambda_max_percent", "lambda_final_percent", "repartitions", "gain_percent"]
+    fields += [k for k, _ in BREAKDOWN] + ["total_s"]
     path = os.path.join(a.out, "sweep.csv")
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
-    print(f"sweep.py: {path}")
+    png = report(a, rows)
+    print(f"\nsweep.py: {path}" + (f", figure: {png}" if png else ""))
     return 0 if all(r["status"] == 0 for r in rows) else 1
 
 
