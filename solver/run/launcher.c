@@ -385,6 +385,15 @@ static int placement_file(const char *path, placement_printer_t print, const dem
   return fclose(f) ? 2 : 0;
 }
 
+/* With a declared loss (failure.*) a rank is killed on purpose: mpirun's boxes about a process
+ * killed by a signal would read like a crash, so it is quiet; the launcher says what happened
+ * (dem_launch). */
+static int quiet_for_losses(const dem_scenario_t *s, char **args, int k)
+{
+  if (s->failure_at > 0 || s->failure_mtbf > 0) args[k++] = "--quiet";
+  return k;
+}
+
 /* mpirun [--allow-run-as-root] --host HOST -np 1 --bind-to none taskset -c CORES sh -c SCRIPT */
 static void stress_args(const dem_hostmap_entry_t *e, const dem_stress_t *st, char *script, size_t len, char **args)
 {
@@ -440,6 +449,7 @@ static int run_hostmap(int argc, char **argv, const dem_scenario_t *s, const dem
   int k = 0;
   args[k++] = "mpirun";
   if (geteuid() == 0) args[k++] = "--allow-run-as-root";
+  k = quiet_for_losses(s, args, k);
   const char *fixed[] = {"--hostfile", hostfile, "--rankfile", rankfile, "-np", np, "-x", "DEMSIM_CU_FROM_AFFINITY=1", self};
   for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) args[k++] = (char *)fixed[i];
   for (int i = 1; i < argc && k < MAX_ARGS - 1; i++) args[k++] = argv[i];
@@ -527,6 +537,7 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   args[k++] = "mpirun";
   args[k++] = "--oversubscribe";
   if (geteuid() == 0) args[k++] = "--allow-run-as-root";
+  k = quiet_for_losses(s, args, k);
   share_cores(procs, args, &k, pe, sizeof pe, cli->dry_run);
   args[k++] = "-np";
   args[k++] = np;
