@@ -5,10 +5,10 @@
 
 uint64_t sim_noise_hash(const char *text)
 {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 offset basis */
   for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
     h ^= *p;
-    h *= 1099511628211ULL;
+    h *= 0x100000001b3ULL; /* FNV 64 prime */
   }
   return h;
 }
