@@ -27,6 +27,7 @@
 #include "host.h"
 #include "membus.h"
 #include "netfactor.h"
+#include "noise_sg.h"
 #include "stress.h"
 
 #include <simgrid/actor.h>
@@ -56,6 +57,11 @@ int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned
   for (int i = 0; i < count; i++)
     if (sim_stress_start(&s[i], err, errlen)) return -1;
   return 0;
+}
+
+int dem_clock_set_noise(const dem_noise_t *n, char *err, unsigned long errlen)
+{
+  return n && n->enabled ? sim_noise_apply(n, err, errlen) : 0;
 }
 
 /* A fixed duration nobody contends for (GPU kernels and copies, enqueue latencies). */

@@ -10,7 +10,7 @@
  * f(size) x L_lan + L_wan, the links with the property wide_area = 1 forming L_wan. Routes
  * without such a link get exactly SMPI's factor (same table, same rule as
  * NetworkSmpiModel::get_latency_factor), so results on LAN-only platforms do not change.
- * The one C++ file of sim/: SimGrid has no C interface for the callback. */
+ * C++ (with noise_sg.cpp): SimGrid has no C interface for the callback. */
 #include "netfactor.h"
 
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>

@@ -50,12 +50,31 @@ typedef struct dem_stress {
   double off_s;      /* s, sleep between stress periods */
 } dem_stress_t;
 
+/* The noise model (scenario keys noise.*, sim/noise.h): each container's core speed, each node's
+ * memory-bus speed and each link's bandwidth times a stationary random factor of mean 1 that
+ * varies with simulated time (lognormal over an Ornstein-Uhlenbeck process). */
+typedef struct dem_noise {
+  int enabled;       /* 0: no noise, the simulation exactly as without these keys */
+  long seed;         /* the streams: one per resource, from the seed and the resource's name */
+  double cpu_cv, cpu_tau; /* -, s: coefficient of variation and correlation time of core speed */
+  double mem_cv, mem_tau; /* the same for the node's memory bus */
+  double net_cv, net_tau; /* the same for each link's bandwidth */
+  double dt;         /* s, time step of the profiles */
+  double horizon;    /* s, length of the generated profiles; they repeat beyond it */
+} dem_noise_t;
+
 /* Reads this rank's hardware from the simulator (container, node, memory bus, device); fails
  * with a message naming the host and the missing or bad property. Native build: always 0. */
 int dem_clock_init(char *err, unsigned long errlen);
 /* Starts the co-located loads (call on one rank only, before the time loop). Native build:
  * returns 0 and does nothing (the launcher starts real stress-ng processes instead). */
 int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned long errlen);
+
+/* Applies the noise model to the whole platform (call on one rank only, right after
+ * dem_clock_init, before the time loop): speed profiles on the containers' and the memory buses'
+ * hosts, the links' bandwidth varied by a daemon. Disabled or all cv = 0: nothing. Native build:
+ * returns 0 and does nothing (real machines bring their own noise). */
+int dem_clock_set_noise(const dem_noise_t *n, char *err, unsigned long errlen);
 
 /* device.cost = "measured": kernels reported with `measured` set are charged their time on this
  * machine's device scaled by its speed (`local_flops`, flop/s of the whole device, in the

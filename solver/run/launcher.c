@@ -199,6 +199,9 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
    * random-number state): the hypergraph partitioners get a copy per rank */
   snprintf(zoltan, sizeof zoltan, "--cfg=smpi/privatize-libs:%s/libdemsim-zoltan.so", dir);
   if (strcmp(s->partitioner, "PHG") == 0 || strcmp(s->partitioner, "GRAPH") == 0) args[k++] = zoltan;
+  /* link noise sets bandwidths at run time: the lazy network model would ignore a raised one
+   * (sim/noise_sg.h) */
+  if (s->noise.enabled && s->noise.net_cv > 0.0) args[k++] = "--cfg=network/optim:Full";
   args[k++] = "--log=root.thres:warning";
   args[k++] = "--log=root.fmt:%m%n";
   args[k++] = app;

@@ -138,6 +138,26 @@ static const key_def_t keys[] = {
   {"failure.seed", K_LONG, OFF(failure_seed), 0, 0, 2147483647.0, 0, "-", "seed of the failure draws", NULL},
   {"failure.restart_latency", K_DOUBLE, OFF(restart_latency), 0, 0, BIG, 0, "s",
    "SMPI build: detecting a loss and launching the run again (ESTIMATE; scenarios/README.md)", NULL},
+  {"noise.enabled", K_BOOL, OFF(noise.enabled), 0, 0, 1, 0, "",
+   "SMPI build: vary each container's core speed, each node's memory bus and each link's bandwidth with time "
+   "(lognormal factor of mean 1 over an Ornstein-Uhlenbeck process; scenarios/README.md); false: no noise", NULL},
+  {"noise.seed", K_LONG, OFF(noise.seed), 0, 0, 9007199254740992.0, 0, "-",
+   "seed of the noise: each resource's stream comes from it and the resource's name", NULL},
+  {"noise.cpu_cv", K_DOUBLE, OFF(noise.cpu_cv), 0, 0, 10, 0, "-",
+   "coefficient of variation of a container's core speed (0 until measured: no CPU noise)", NULL},
+  {"noise.cpu_tau", K_DOUBLE, OFF(noise.cpu_tau), 0, 0, BIG, 0, "s",
+   "correlation time of the core speed's noise (> 0 when cpu_cv > 0; 0 until measured)", NULL},
+  {"noise.mem_cv", K_DOUBLE, OFF(noise.mem_cv), 0, 0, 10, 0, "-",
+   "coefficient of variation of a node's memory-bus speed (the <node>-membus host; 0 until measured)", NULL},
+  {"noise.mem_tau", K_DOUBLE, OFF(noise.mem_tau), 0, 0, BIG, 0, "s",
+   "correlation time of the memory bus's noise (> 0 when mem_cv > 0; 0 until measured)", NULL},
+  {"noise.net_cv", K_DOUBLE, OFF(noise.net_cv), 0, 0, 10, 0, "-",
+   "coefficient of variation of each link's bandwidth (0 until measured)", NULL},
+  {"noise.net_tau", K_DOUBLE, OFF(noise.net_tau), 0, 0, BIG, 0, "s",
+   "correlation time of the links' noise (> 0 when net_cv > 0; 0 until measured)", NULL},
+  {"noise.dt", K_DOUBLE, OFF(noise.dt), 0, 0, BIG, 1, "s", "time step of the noise profiles", NULL},
+  {"noise.horizon", K_DOUBLE, OFF(noise.horizon), 0, 0, BIG, 1, "s",
+   "length of the generated profiles; beyond it they repeat (period = horizon)", NULL},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -211,6 +231,9 @@ void dem_scenario_defaults(dem_scenario_t *s)
   s->skin_ratio = 0.005;
   s->overlap_max = 0.05;
   s->failure_seed = 1;
+  s->noise.seed = 1;
+  s->noise.dt = 0.1;
+  s->noise.horizon = 600.0;
   s->restart_latency = DEM_RESTART_LATENCY_ESTIMATE;
   s->overlap_abort = 0.25;
   s->check_every = 1000;
@@ -764,6 +787,25 @@ int dem_scenario_lattice(const dem_scenario_t *s, dem_lattice_t *lat, char *err,
   return 0;
 }
 
+/* noise.*: a correlation time for each noisy resource kind, and profiles of a bounded length */
+static int validate_noise(const dem_scenario_t *s, const char *f, char *err, size_t errlen)
+{
+  const dem_noise_t *n = &s->noise;
+  const struct { const char *cv_key, *tau_key; double cv, tau; } kinds[] = {
+    {"noise.cpu_cv", "noise.cpu_tau", n->cpu_cv, n->cpu_tau},
+    {"noise.mem_cv", "noise.mem_tau", n->mem_cv, n->mem_tau},
+    {"noise.net_cv", "noise.net_tau", n->net_cv, n->net_tau},
+  };
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (kinds[i].cv > 0.0 && !(kinds[i].tau > 0.0))
+      return dem_fail(err, errlen, "%s: key '%s' = %g s: %s = %g needs a correlation time > 0 s", f, kinds[i].tau_key,
+                      kinds[i].tau, kinds[i].cv_key, kinds[i].cv);
+  if (n->horizon / n->dt > 1e6)
+    return dem_fail(err, errlen, "%s: key 'noise.horizon' = %g s: at most 1e6 steps of noise.dt = %g s", f, n->horizon,
+                    n->dt);
+  return 0;
+}
+
 /* failure.*: one way to declare the loss, a container that runs a rank, and a container left to
  * restart on. After a restart (s->attempt > 0) the lost container is no longer in the list. */
 static int validate_failure(const dem_scenario_t *s, const char *f, char *err, size_t errlen)
@@ -886,6 +928,7 @@ int dem_scenario_validate(dem_scenario_t *s, char *err, size_t errlen)
   if (s->ruper_report_max < s->ruper_report_min)
     return dem_fail(err, errlen, "%s: key 'run.ruper_report_max' = %ld steps: expected at least run.ruper_report_min "
                 "(%ld steps)", f, s->ruper_report_max, s->ruper_report_min);
+  if (validate_noise(s, f, err, errlen)) return -1;
   return validate_failure(s, f, err, errlen);
 }
 

@@ -100,6 +100,9 @@ typedef struct dem_scenario {
   long failure_seed;               /* seed of the failure draws */
   double restart_latency;          /* s, detection + re-launch of a failed run (SMPI build) */
   int attempt;                     /* restarts after failures so far (--attempt; not a key) */
+
+  /* the noise model (noise.*; SMPI build) */
+  dem_noise_t noise;
 } dem_scenario_t;
 
 /* Fills every field with its default. */

@@ -1,0 +1,60 @@
+#!/usr/bin/python3
+"""The noise model end to end (SMPI build): case 1 at a small size, four containers, RW. With
+noise.enabled = true and every cv = 0 the run is the noiseless one bit for bit (sim_time_s and the
+kinetic energy); with noise on the cores, memory buses and links the same seed twice gives the
+same summary bit for bit, another seed a different simulated time; summary.json records the noise
+settings only when noise is enabled.
+
+  tests/scripts/check_noise.py --demsim build/smpi/demsim --out DIR"""
+import os
+import sys
+
+import checking
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(os.path.dirname(HERE))
+WHO = "check_noise.py"
+BASE = [os.path.join(SOURCE, "scenarios", "case1.cfg"), "-n", "20000", "-s", "40", "-r", "10", "-p", "RW",
+        "-b", "reference"]
+NOISE = ["-S", "noise.enabled=true", "-S", "noise.dt=0.001", "-S", "noise.horizon=10",
+         "-S", "noise.cpu_cv=0.3", "-S", "noise.cpu_tau=0.01", "-S", "noise.mem_cv=0.2", "-S", "noise.mem_tau=0.02",
+         "-S", "noise.net_cv=0.2", "-S", "noise.net_tau=0.02"]
+KEYS = ("sim_time_s", "kinetic_energy_end_J", "repartitions", "lambda_max_percent")
+
+
+def run(name, extra, out):
+    return checking.demsim_run(WHO, DEMSIM, BASE + extra, os.path.join(out, name))
+
+
+def main():
+    global DEMSIM
+    a = checking.args(__doc__)
+    DEMSIM = a.demsim
+    errors = []
+    plain = run("plain", [], a.out)
+    zero = run("zero", ["-S", "noise.enabled=true"], a.out)
+    a1 = run("seed1-a", NOISE, a.out)
+    a2 = run("seed1-b", NOISE, a.out)
+    b = run("seed2", NOISE + ["-S", "noise.seed=2"], a.out)
+    if "noise" in plain:
+        errors.append("summary.json without noise has a 'noise' field")
+    for k in ("sim_time_s", "kinetic_energy_end_J"):
+        if zero[k] != plain[k]:
+            errors.append(f"noise.enabled with every cv = 0: {k} {zero[k]!r}, without noise {plain[k]!r}")
+    for k in KEYS:
+        if a1[k] != a2[k]:
+            errors.append(f"seed 1 twice: {k} {a1[k]!r} then {a2[k]!r}")
+    if b["sim_time_s"] == a1["sim_time_s"]:
+        errors.append(f"seed 2 gives seed 1's sim_time_s {a1['sim_time_s']!r}")
+    if a1["sim_time_s"] == plain["sim_time_s"]:
+        errors.append("noise left sim_time_s as without noise")
+    if a1.get("noise", {}).get("seed") != 1 or b.get("noise", {}).get("seed") != 2 or a1["noise"].get("cpu_cv") != 0.3:
+        errors.append(f"summary.json's noise record: {a1.get('noise')!r}, {b.get('noise')!r}")
+    print(f"{WHO}: sim_time_s plain {plain['sim_time_s']}, seed 1 {a1['sim_time_s']} (twice), seed 2 {b['sim_time_s']}")
+    return checking.verdict(WHO, errors)
+
+
+DEMSIM = None
+
+if __name__ == "__main__":
+    sys.exit(main())
