@@ -4,6 +4,7 @@
  *   a repartition) */
 #include "io/metrics.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,9 @@ struct dem_metrics {
   double last_load, last_wait, last_comm;
   int last_repartitions; /* repartitions seen at the previous row */
   row_t *rows;       /* rank 0: one per rank */
+  /* this rank's per-step load (its DEM_T_COMPUTE time in each step): the sums of its spread */
+  double step_mark;  /* s, the compute total at the end of the previous step */
+  double n, s1, s2, lag1, first, last; /* steps; sum, sum of squares, sum of x_k x_k-1; x_0, x_n-1 */
   char (*hosts)[64]; /* rank 0 */
 };
 
@@ -83,6 +87,14 @@ int dem_metrics_step(dem_metrics_t *m, dem_sim_t *sim, char *err, size_t errlen)
 {
   (void)err;
   (void)errlen;
+  double x = sim->timers.total[DEM_T_COMPUTE] - m->step_mark;
+  m->step_mark = sim->timers.total[DEM_T_COMPUTE];
+  if (m->n > 0) m->lag1 += x * m->last;
+  else m->first = x;
+  m->n += 1;
+  m->s1 += x;
+  m->s2 += x * x;
+  m->last = x;
   if (sim->step % m->every != 0 && sim->step != sim->sc->steps) return 0;
   double load = sim->timers.total[DEM_T_COMPUTE], wait = dem_ghosts_wait_time(sim->ghosts);
   double comm = dem_ghosts_comm_time(sim->ghosts);
@@ -110,4 +122,16 @@ int dem_metrics_step(dem_metrics_t *m, dem_sim_t *sim, char *err, size_t errlen)
   }
   m->last_repartitions = rep;
   return 0;
+}
+
+void dem_metrics_step_spread(const dem_metrics_t *m, double *cv, double *acf1)
+{
+  *cv = *acf1 = 0.0;
+  if (m->n < 3 || m->s1 <= 0.0) return;
+  double mean = m->s1 / m->n, var = m->s2 - m->n * mean * mean; /* n x the variance */
+  if (var <= 0.0) return;
+  *cv = sqrt(var / m->n) / mean;
+  /* sum over k >= 1 of (x_k - mean)(x_k-1 - mean), over n x the variance */
+  double cov = m->lag1 - mean * ((m->s1 - m->first) + (m->s1 - m->last)) + (m->n - 1) * mean * mean;
+  *acf1 = cov / var;
 }

@@ -220,6 +220,8 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
                                     e->ghost_bytes_per_step, "edge_cut_slots", e->cut_slots, "migrated_particles",
                                     e->sent_particles, "migrated_bytes", e->sent_bytes, "partition_s", e->partition_s,
                                     "migrate_s", e->migrate_s));
+    json_object_update_new(json_array_get(per, json_array_size(per) - 1),
+                           pack("{s:f, s:f}", "step_load_cv", e->step_load_cv, "step_load_acf1", e->step_load_acf1));
   }
   json_object_set_new(o, "per_rank", per);
   json_t *failure = failure_json(sim, acc);

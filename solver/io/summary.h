@@ -26,6 +26,8 @@ typedef struct dem_summary_rank {
   double sent_particles, sent_bytes; /* exported by migrations, summed */
   double partition_s, migrate_s, wall_partition_s; /* summed over the repartitions */
   int repartitions;              /* counted by the partition (the set-up one excluded) */
+  double step_load_cv;           /* -, per-step load: coefficient of variation (metrics.h) */
+  double step_load_acf1;         /* -, per-step load: lag-1 autocorrelation */
   /* bytes sent to another site's ranks (platform.sites), summed over the run */
   double wan_ghost_bytes;        /* ghost messages (registrations and per-step exchanges) */
   double wan_state_bytes;        /* of those, the per-step exchanges */

@@ -366,6 +366,7 @@ int dem_simulation_finish(dem_sim_t *sim, char *err, size_t errlen)
   mine.wan_ghost_bytes = gs.wan_bytes;
   mine.wan_state_bytes = gs.wan_state_bytes;
   mine.wan_migration_bytes = ps.sent_wan_bytes;
+  dem_metrics_step_spread(sim->metrics, &mine.step_load_cv, &mine.step_load_acf1);
   snprintf(mine.host, sizeof mine.host, "%s", sim->host);
   dem_parallel_processor_name(mine.processor, sizeof mine.processor);
   dem_hostmap_affinity(mine.cpus, sizeof mine.cpus);

@@ -3,7 +3,10 @@
 noise.enabled = true and every cv = 0 the run is the noiseless one bit for bit (sim_time_s and the
 kinetic energy); with noise on the cores, memory buses and links the same seed twice gives the
 same summary bit for bit, another seed a different simulated time; summary.json records the noise
-settings only when noise is enabled.
+settings only when noise is enabled. Under NOW (no repartition moves the loads) the noise on the
+cores shows in each rank's per-step load spread (summary.json's step_load_cv, step_load_acf1, the
+measure native runs report too): a larger coefficient of variation and a larger lag-1
+autocorrelation than without noise, averaged over the ranks.
 
   tests/scripts/check_noise.py --demsim build/smpi/demsim --out DIR"""
 import os
@@ -48,6 +51,12 @@ def main():
         errors.append(f"seed 2 gives seed 1's sim_time_s {a1['sim_time_s']!r}")
     if a1["sim_time_s"] == plain["sim_time_s"]:
         errors.append("noise left sim_time_s as without noise")
+    now, now_noisy = run("now", ["-p", "NOW"], a.out), run("now-noise", NOISE + ["-p", "NOW"], a.out)
+    spread = [[sum(r[k] for r in s["per_rank"]) / len(s["per_rank"]) for k in ("step_load_cv", "step_load_acf1")]
+              for s in (now, now_noisy)]
+    if not (spread[1][0] > spread[0][0] and spread[1][1] > spread[0][1]):
+        errors.append(f"per-step load spread under NOW (cv, lag-1 autocorrelation): without noise {spread[0]}, "
+                      f"with noise {spread[1]}: expected both larger with noise")
     if a1.get("noise", {}).get("seed") != 1 or b.get("noise", {}).get("seed") != 2 or a1["noise"].get("cpu_cv") != 0.3:
         errors.append(f"summary.json's noise record: {a1.get('noise')!r}, {b.get('noise')!r}")
     print(f"{WHO}: sim_time_s plain {plain['sim_time_s']}, seed 1 {a1['sim_time_s']} (twice), seed 2 {b['sim_time_s']}")
