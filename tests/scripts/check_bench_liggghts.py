@@ -28,13 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 BENCH = os.path.join(TOP, "validation", "bench", "bench_liggghts.py")
 N = 700
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"check_bench_liggghts.py: FAIL: {what}")
+check = checking.Checks("check_bench_liggghts.py")
 
 
 def atoms(path):
@@ -101,8 +95,7 @@ def main():
     res = subprocess.run([sys.executable, BENCH, "--demsim", a.demsim, "--lattices", "loose"],
                          capture_output=True, text=True)
     check(res.returncode == 2 and "loose" in res.stderr, f"unknown lattice: exit {res.returncode}: {res.stderr}")
-    print("check_bench_liggghts.py: " + ("OK" if not failures else f"{len(failures)} failure(s)"))
-    return 1 if failures else 0
+    return checking.tally("check_bench_liggghts.py", check.failures, "OK")
 
 
 if __name__ == "__main__":

@@ -112,11 +112,7 @@ def check_bad(a, check):
 
 def main():
     a = checking.args(__doc__)
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
+    check = checking.Checks()
 
     xml = os.path.join(a.out, "openstack.xml")
     p = run_mp("--cloud", os.path.join(TOP, "platforms", "openstack.toml"), "--out", xml)
@@ -125,10 +121,7 @@ def main():
     check_example(a, check)
     check_explicit(a, check)
     check_bad(a, check)
-    for f_ in failures:
-        print("FAIL:", f_)
-    print("check_cloud:", "ok" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checking.verdict("check_cloud", check.failures)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+import checking
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 
@@ -61,11 +63,7 @@ def main():
     hostmap = os.path.join(a.out, "map.cfg")
     with open(hostmap, "w") as f:
         f.write(MAP)
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
+    check = checking.Checks()
 
     out = os.path.join(a.out, "report")
     cmd = ["/usr/bin/python3", os.path.join(TOP, "validation", "study", "compare_real.py"), scen, "--hostmap", hostmap, "--out", out,
@@ -97,10 +95,7 @@ def main():
     p = subprocess.run(cmd[:3] + ["--hostmap", bad, "--out", os.path.join(a.out, "bad")] + cmd[7:],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     check(p.returncode == 2 and "c1" in p.stdout, f"overlapping rank containers: exit {p.returncode}: {p.stdout[-800:]}")
-    for f_ in failures:
-        print("FAIL:", f_)
-    print("check_compare_real:", "ok" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checking.verdict("check_compare_real", check.failures)
 
 
 if __name__ == "__main__":

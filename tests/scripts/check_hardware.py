@@ -35,13 +35,7 @@ STUDY = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abs
 sys.path.insert(0, STUDY)
 import hardware as hw  # noqa: E402
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"check_hardware.py: FAIL: {what}")
+check = checking.Checks("check_hardware.py")
 
 
 def close(a, b, what, tol=1e-12):
@@ -201,7 +195,7 @@ def main():
     check_shares()
     check_platform()
     check_report()
-    return checking.tally("check_hardware.py", failures, "all checks passed")
+    return checking.tally("check_hardware.py", check.failures, "all checks passed")
 
 
 if __name__ == "__main__":

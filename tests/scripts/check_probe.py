@@ -27,13 +27,7 @@ NODE_KEYS = ["name", "ranks", "cores", "cpu_model", "llc_bytes", "mem_bytes", "t
              "flops_peak_1core",
              "vector_lanes", "divider_1core", "kernel_rate", "opencl_devices", "commands"]
 TOP_KEYS = ["format", "date", "command", "demsim", "options", "nodes", "pairs"]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"check_probe.py: FAIL: {what}")
+check = checking.Checks("check_probe.py")
 
 
 def probe(demsim, args):
@@ -119,7 +113,7 @@ def main():
             check([s.get("bytes") for s in p.get("sizes", [])] == [8, 1024, 65536, 1048576, 8388608],
                   f"sizes {p.get('sizes')}")
             check(all((s.get("one_way_s") or 0) > 0 for s in p.get("sizes", [])), f"one-way times {p.get('sizes')}")
-    return checking.tally("check_probe.py", failures, "OK")
+    return checking.tally("check_probe.py", check.failures, "OK")
 
 
 if __name__ == "__main__":

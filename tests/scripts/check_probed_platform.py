@@ -48,11 +48,7 @@ output = {{ dir = "{out}"; metrics_every = 10; }};
 
 def main():
     a = checking.args(__doc__)
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
+    check = checking.Checks()
 
     hostmap = os.path.join(a.out, "map.cfg")
     with open(hostmap, "w") as f:
@@ -109,10 +105,7 @@ def main():
     p = subprocess.run([sys.executable, MP, "--probe", hostmap, "--out", xml + ".bad"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     check(p.returncode != 0, "a file that is not a probe accepted")
-    for f_ in failures:
-        print("FAIL:", f_)
-    print("check_probed_platform:", "ok" if not failures else f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checking.verdict("check_probed_platform", check.failures)
 
 
 if __name__ == "__main__":

@@ -98,6 +98,21 @@ def verdict(who, errors):
     return 1 if errors else 0
 
 
+class Checks:
+    """The checks of a script: check(cond, what) records `what` when cond is false (and prints it
+    at once with `who`, when given); check.failures lists them; the value of cond is returned."""
+
+    def __init__(self, who=None):
+        self.who, self.failures = who, []
+
+    def __call__(self, cond, what):
+        if not cond:
+            self.failures.append(what)
+            if self.who:
+                print(f"{self.who}: FAIL: {what}")
+        return bool(cond)
+
+
 def fail_each(who, errors):
     """Each error as "WHO: FAIL: ..."; the exit status."""
     for e in errors:
