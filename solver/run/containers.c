@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "scenario/scenario.h"
 
 #define CPUSET_ROOT "/sys/fs/cgroup/cpuset"
 #define CPU_ROOT "/sys/fs/cgroup/cpu"
@@ -68,6 +70,25 @@ int dem_cloud_capture(char *const *args, char *out, size_t len)
   close(fd[0]);
   if (len) out[n] = '\0';
   return wait_status(pid);
+}
+
+int dem_cloud_routes(const char *platform, const char *const *hosts, int n, int cores, char *out, size_t len)
+{
+  char tool[PATH_MAX];
+  ssize_t got = readlink("/proc/self/exe", tool, sizeof tool - 1);
+  if (got <= 0) return 127;
+  tool[got] = '\0';
+  char *slash = strrchr(tool, '/');
+  snprintf(slash ? slash + 1 : tool, sizeof tool - (size_t)(slash ? slash + 1 - tool : 0), "demsim-routes");
+  if (access(tool, X_OK) != 0 || n > DEM_MAX_HOSTS) return 127;
+  char *args[DEM_MAX_HOSTS + 4];
+  int k = 0;
+  args[k++] = tool;
+  if (cores) args[k++] = "--cores";
+  args[k++] = (char *)platform;
+  for (int i = 0; i < n; i++) args[k++] = (char *)hosts[i];
+  args[k] = NULL;
+  return dem_cloud_capture(args, out, len);
 }
 
 /* Runs (or, in a dry run, prints) the command of the words given, up to a NULL. Its exit status. */

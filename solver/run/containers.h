@@ -46,6 +46,10 @@ typedef struct dem_cloud {
 int dem_cloud_exec(char *const *args, int quiet);
 /* Runs args and collects its standard output into out (NUL-terminated, cut at len). Its exit status. */
 int dem_cloud_capture(char *const *args, char *out, size_t len);
+/* demsim-routes (sim/routes.c, beside this program) [--cores] PLATFORM HOST...: what SimGrid says
+ * of the hosts' routes (or cores), its standard output into out. Its exit status: 2 for a host
+ * the platform lacks, 127 when the tool is not there. */
+int dem_cloud_routes(const char *platform, const char *const *hosts, int n, int cores, char *out, size_t len);
 /* Names the cloud after this process and picks a free 10.213.X.0/24. 0, or -1 with a message. */
 int dem_cloud_name(dem_cloud_t *cloud, char *err, size_t errlen);
 /* Builds the bridge, the namespaces, the shaping and the cgroups. 0, or -1 with a message (what was

@@ -72,23 +72,15 @@ static int plan_containers(dem_emulator_t *em, const dem_scenario_t *s, char *er
 }
 
 /* demsim-routes PLATFORM [--cores] CONTAINERS... into out. 0, or -1 with a message. */
-static int ask_routes(const dem_emulator_t *em, const dem_scenario_t *s, const char *self, int cores, char *out,
+static int ask_routes(const dem_emulator_t *em, const dem_scenario_t *s, int cores, char *out,
                       size_t len, char *err, size_t errlen)
 {
-  char tool[DEM_PATH_MAX + 32], *args[DEM_CLOUD_MAX + 5];
-  snprintf(tool, sizeof tool, "%s", self);
-  char *slash = strrchr(tool, '/');
-  snprintf(slash ? slash + 1 : tool, sizeof tool - (size_t)(slash ? slash + 1 - tool : 0), "demsim-routes");
-  int k = 0;
-  args[k++] = tool;
-  if (cores) args[k++] = "--cores";
-  args[k++] = (char *)s->platform;
-  for (int i = 0; i < em->cloud.n; i++) args[k++] = (char *)em->cloud.c[i].name;
-  args[k] = NULL;
-  if (dem_cloud_capture(args, out, len))
-    return dem_fail(err, errlen, "%s: --emulate: %s could not read the routes and cores of the containers from "
-                    "platform.file \"%s\" (each container must be a host of the platform; see its message above)",
-                    s->file, tool, s->platform);
+  const char *names[DEM_CLOUD_MAX];
+  for (int i = 0; i < em->cloud.n; i++) names[i] = em->cloud.c[i].name;
+  if (dem_cloud_routes(s->platform, names, em->cloud.n, cores, out, len))
+    return dem_fail(err, errlen, "%s: --emulate: demsim-routes could not read the routes and cores of the containers "
+                    "from platform.file \"%s\" (each container must be a host of the platform; see its message above)",
+                    s->file, s->platform);
   return 0;
 }
 
@@ -171,7 +163,7 @@ static int plan_cores(dem_emulator_t *em, char *text, const dem_scenario_t *s, c
 }
 
 /* The whole plan; 0 or -1 with a message. */
-static int plan(dem_emulator_t *em, const dem_scenario_t *s, const char *self, char *err, size_t errlen)
+static int plan(dem_emulator_t *em, const dem_scenario_t *s, char *err, size_t errlen)
 {
   static char text[1 << 16];
   if (s->server[0])
@@ -183,8 +175,8 @@ static int plan(dem_emulator_t *em, const dem_scenario_t *s, const char *self, c
   if (access(s->platform, R_OK))
     return dem_fail(err, errlen, "%s: key 'platform.file' = \"%s\": cannot read it: %s", s->file, s->platform,
                     strerror(errno));
-  if (plan_containers(em, s, err, errlen) || ask_routes(em, s, self, 0, text, sizeof text, err, errlen) ||
-      read_routes(em, text, s, err, errlen) || ask_routes(em, s, self, 1, text, sizeof text, err, errlen))
+  if (plan_containers(em, s, err, errlen) || ask_routes(em, s, 0, text, sizeof text, err, errlen) ||
+      read_routes(em, text, s, err, errlen) || ask_routes(em, s, 1, text, sizeof text, err, errlen))
     return -1;
   return plan_cores(em, text, s, err, errlen);
 }
@@ -214,14 +206,14 @@ static void catch_signals(void)
   for (int i = 0; i < 3; i++) sigaction(signals[i], &sa, &saved[i]);
 }
 
-int dem_emulator_start(const dem_scenario_t *s, const char *self, int dry_run, dem_emulator_t **out)
+int dem_emulator_start(const dem_scenario_t *s, int dry_run, dem_emulator_t **out)
 {
   char err[2048];
   dem_emulator_t *em = calloc(1, sizeof *em);
   *out = NULL;
   if (!em) return 1;
   em->cloud.dry_run = dry_run;
-  int rc = plan(em, s, self, err, sizeof err) ? 2 : 0;
+  int rc = plan(em, s, err, sizeof err) ? 2 : 0;
   if (rc == 0 && !dry_run && geteuid() != 0) {
     snprintf(err, sizeof err, "--emulate needs root (network namespaces, tc, cgroups): run demsim as root");
     rc = 2;

@@ -19,10 +19,10 @@ struct dem_scenario;
 typedef struct dem_emulator dem_emulator_t;
 
 /* Plans the cloud (containers, routes, cores) and builds it; in a dry run prints the plan and the
- * commands instead. `self`: demsim's path (demsim-routes is beside it). 0 with *em; 2 for input
+ * commands instead (demsim-routes, beside this program, reads the platform). 0 with *em; 2 for input
  * it cannot emulate (not root, more cores than this machine has, a container not in the platform,
  * ...: the message printed); 1 when building failed (what was built is removed). */
-int dem_emulator_start(const struct dem_scenario *s, const char *self, int dry_run, dem_emulator_t **em);
+int dem_emulator_start(const struct dem_scenario *s, int dry_run, dem_emulator_t **em);
 /* The words of the mpirun command that runs the ranks (argv[1..] after `self`) in their
  * containers, NULL-terminated in args (max words at most): their count, or -1 when too many. */
 int dem_emulator_mpirun(dem_emulator_t *em, const char *self, int argc, char **argv, char **args, int max);

@@ -499,7 +499,7 @@ static int launch_emulated(int argc, char **argv, const dem_scenario_t *s, const
   char self[DEM_PATH_MAX], scripts[DEM_MAX_STRESS][640];
   self_path(self, sizeof self, argv[0]);
   dem_emulator_t *em = NULL;
-  int rc = dem_emulator_start(s, self, cli->dry_run, &em), max = 64 + (s->ranks + 1) * (argc + 16);
+  int rc = dem_emulator_start(s, cli->dry_run, &em), max = 64 + (s->ranks + 1) * (argc + 16);
   char **args = rc ? NULL : calloc((size_t)max, sizeof *args);
   if (rc == 0 && (!args || dem_emulator_mpirun(em, self, argc, argv, args, max) < 0)) rc = 1;
   pid_t stress[DEM_MAX_STRESS];

@@ -133,20 +133,11 @@ int dem_placement_check(const dem_hostmap_t *m, const dem_scenario_t *s, dem_pla
 int dem_placement_check_hosts(const dem_scenario_t *s, char *err, size_t errlen)
 {
   if (s->hostmap[0] || s->n_hosts == 0) return 0; /* a host map names the containers instead */
-  char tool[DEM_PATH_MAX + 32], out[64 * 1024], *args[DEM_MAX_HOSTS + 4];
-  ssize_t n = readlink("/proc/self/exe", tool, sizeof tool - 1);
-  if (n <= 0) return 0;
-  tool[n] = '\0';
-  char *slash = strrchr(tool, '/');
-  snprintf(slash ? slash + 1 : tool, sizeof tool - (size_t)(slash ? slash + 1 - tool : 0), "demsim-routes");
-  if (access(tool, X_OK) != 0) return 0;
-  int k = 0;
-  args[k++] = tool;
-  args[k++] = "--cores";
-  args[k++] = (char *)s->platform;
-  for (int i = 0; i < s->n_hosts; i++) args[k++] = (char *)s->hosts[i];
-  args[k] = NULL;
-  if (dem_cloud_capture(args, out, sizeof out) == 0) return 0;
+  char out[64 * 1024];
+  const char *names[DEM_MAX_HOSTS];
+  for (int i = 0; i < s->n_hosts; i++) names[i] = s->hosts[i];
+  int rc = dem_cloud_routes(s->platform, names, s->n_hosts, 1, out, sizeof out);
+  if (rc == 0 || rc == 127) return 0; /* 127: the tool is not beside this program: not checked */
   return dem_fail(err, errlen, "%s: key 'platform.hosts': a container that is not a host of platform.file \"%s\" (see "
                   "the line above; expected the platform's container names, or a host map: native.hostmap)",
                   s->file, s->platform);
