@@ -212,16 +212,16 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   json_t *per = json_array();
   for (int r = 0; r < sim->ranks; r++) {
     const dem_summary_rank_t *e = &ranks[r];
-    json_array_append_new(per, pack("{s:I, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+    json_array_append_new(per, pack("{s:I, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, "
+                                    "s:f, s:f}",
                                     "rank", (json_int_t)e->rank, "host", e->host, "processor", e->processor, "cpus",
                                     e->cpus, "load_s", e->load_s, "wait_s", e->wait_s, "comm_s", e->comm_s, "weight",
                                     e->weight, "particles", (json_int_t)e->particles, "ghosts", (json_int_t)e->ghosts,
                                     "ghosts_per_step", e->ghosts_per_step, "ghost_bytes_per_step",
                                     e->ghost_bytes_per_step, "edge_cut_slots", e->cut_slots, "migrated_particles",
                                     e->sent_particles, "migrated_bytes", e->sent_bytes, "partition_s", e->partition_s,
-                                    "migrate_s", e->migrate_s));
-    json_object_update_new(json_array_get(per, json_array_size(per) - 1),
-                           pack("{s:f, s:f}", "step_load_cv", e->step_load_cv, "step_load_acf1", e->step_load_acf1));
+                                    "migrate_s", e->migrate_s, "step_load_cv", e->step_load_cv, "step_load_acf1",
+                                    e->step_load_acf1));
   }
   json_object_set_new(o, "per_rank", per);
   json_t *failure = failure_json(sim, acc);
