@@ -18,6 +18,11 @@ void dem_cli_print_help(void *stream)
   fprintf((FILE *)stream,
           "Usage: demsim run SCENARIO [options]     run a scenario (a libconfig .cfg file)\n"
           "       demsim probe [options]            measure this cluster's nodes for a SimGrid platform\n"
+          "       demsim exec SCENARIO [options] -- PROGRAM [ARGS]\n"
+          "                                         run any MPI program on the scenario's cloud: one rank per\n"
+          "                                         run.ranks on platform.hosts, simulated (SMPI build: smpirun on\n"
+          "                                         platform.file; PROGRAM built with smpicc) or emulated\n"
+          "                                         (native build with --emulate, as root)\n"
           "       demsim keys                       list every scenario key with its default\n"
           "       demsim --help | --version\n"
           "\n"
@@ -185,10 +190,10 @@ int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errle
     if (prc > 0) cli->command = DEM_CMD_HELP;
     return prc < 0 ? -1 : 0;
   }
-  if (strcmp(cmd, "run") != 0)
-    return dem_fail(err, errlen, "unknown command '%s' (expected: run SCENARIO, probe, keys, --help)", cmd);
-  cli->command = DEM_CMD_RUN;
-  if (optind >= argc) return dem_fail(err, errlen, "run: expected a scenario file (e.g. scenarios/default.cfg)");
+  if (strcmp(cmd, "run") != 0 && strcmp(cmd, "exec") != 0)
+    return dem_fail(err, errlen, "unknown command '%s' (expected: run SCENARIO, exec, probe, keys, --help)", cmd);
+  cli->command = cmd[0] == 'r' ? DEM_CMD_RUN : DEM_CMD_EXEC;
+  if (optind >= argc) return dem_fail(err, errlen, "%s: expected a scenario file (e.g. scenarios/default.cfg)", cmd);
   cli->scenario = argv[optind++];
   /* options may also follow the scenario: parse the rest as a new argument vector */
   int rest = argc - optind + 1;
@@ -196,8 +201,13 @@ int dem_cli_parse(int argc, char **argv, dem_cli_t *cli, char *err, size_t errle
   if (rest > 1) {
     rc = parse_options(rest, argv2, cli, err, errlen);
     if (rc) return rc < 0 ? -1 : 0;
-    if (optind < rest) return dem_fail(err, errlen, "unexpected argument '%s' (see demsim --help)", argv2[optind]);
+    if (cli->command == DEM_CMD_EXEC && optind < rest && strcmp(argv2[optind - 1], "--") == 0)
+      cli->program = argv2 + optind;
+    else if (optind < rest)
+      return dem_fail(err, errlen, "unexpected argument '%s' (see demsim --help)", argv2[optind]);
   }
+  if (cli->command == DEM_CMD_EXEC && !cli->program)
+    return dem_fail(err, errlen, "exec: expected `-- PROGRAM [ARGS]` after the scenario and its options");
   return 0;
 }
 

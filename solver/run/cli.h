@@ -14,7 +14,7 @@
 #define DEM_CLI_SPACE '\x1f'
 void dem_cli_hide_spaces(char *arg);
 
-typedef enum { DEM_CMD_NONE, DEM_CMD_RUN, DEM_CMD_KEYS, DEM_CMD_HELP, DEM_CMD_VERSION, DEM_CMD_PROBE } dem_command_t;
+typedef enum { DEM_CMD_NONE, DEM_CMD_RUN, DEM_CMD_KEYS, DEM_CMD_HELP, DEM_CMD_VERSION, DEM_CMD_PROBE, DEM_CMD_EXEC } dem_command_t;
 
 /* `demsim probe` (native build): what to measure and where to write it. */
 typedef struct dem_cli_probe {
@@ -37,6 +37,7 @@ typedef struct dem_cli {
   int dry_run;                       /* --dry-run: validate and print the launch command only */
   int attempt;                       /* --attempt K: the K-th restart after a lost container */
   dem_cli_probe_t probe;             /* the options of `probe` */
+  char **program;                    /* exec: PROGRAM ARGS... after `--` (NULL-terminated, argv's own) */
 } dem_cli_t;
 
 struct dem_scenario;

@@ -133,14 +133,8 @@ static int write_hostfile(const dem_scenario_t *s, char *hostfile, size_t len)
  * the program). smpirun exits with 0 when a rank calls MPI_Abort (SimGrid kills the others and
  * reports a deadlock): a run that ends well writes DIR/summary.json last, so one without it
  * failed. 0, or 1 with a message. */
-static int run_smpirun(char **args, const char *out_dir)
+static int smpirun_own_tmpdir(char **args)
 {
-  char summary[DEM_PATH_MAX + 16];
-  snprintf(summary, sizeof summary, "%s/summary.json", out_dir);
-  if (unlink(summary) && errno != ENOENT) {
-    fprintf(stderr, "demsim: cannot remove the previous %s: %s\n", summary, strerror(errno));
-    return 1;
-  }
   char tmp[DEM_PATH_MAX], saved[DEM_PATH_MAX] = "";
   const char *base = getenv("TMPDIR");
   if (base) snprintf(saved, sizeof saved, "%s", base);
@@ -156,6 +150,18 @@ static int run_smpirun(char **args, const char *out_dir)
   else
     unsetenv("TMPDIR");
   rmdir(tmp); /* empty unless SMPI left copies behind: then kept, for a look */
+  return rc;
+}
+
+static int run_smpirun(char **args, const char *out_dir)
+{
+  char summary[DEM_PATH_MAX + 16];
+  snprintf(summary, sizeof summary, "%s/summary.json", out_dir);
+  if (unlink(summary) && errno != ENOENT) {
+    fprintf(stderr, "demsim: cannot remove the previous %s: %s\n", summary, strerror(errno));
+    return 1;
+  }
+  int rc = smpirun_own_tmpdir(args);
   if (rc == 0 && access(summary, F_OK)) {
     /* a container lost (failure.*) ends the ranks with 0 (main.c): the record's last attempt
      * ended in a loss; dem_launch restarts it and says so */
@@ -167,6 +173,24 @@ static int run_smpirun(char **args, const char *out_dir)
     rc = 1;
   }
   return rc;
+}
+
+/* `demsim exec` (SMPI build): the program, built with smpicc, under smpirun on the scenario's
+ * platform and hosts, with SMPI's own defaults (its computations benchmarked and charged). */
+int dem_launch_program(const dem_scenario_t *s, const dem_cli_t *cli)
+{
+  char hostfile[DEM_PATH_MAX + 16], np[16];
+  int bad = write_hostfile(s, hostfile, sizeof hostfile);
+  if (bad) return bad;
+  snprintf(np, sizeof np, "%d", s->ranks);
+  char *args[MAX_ARGS];
+  int k = 0;
+  const char *fixed[] = {"smpirun", "-np", np, "-platform", s->platform, "-hostfile", hostfile,
+                         "--cfg=smpi/display-timing:no", "--log=root.thres:warning", "--log=root.fmt:%m%n"};
+  for (size_t w = 0; w < sizeof fixed / sizeof fixed[0]; w++) args[k++] = (char *)fixed[w];
+  for (int i = 0; cli->program[i] && k < MAX_ARGS - 1; i++) args[k++] = cli->program[i];
+  args[k] = NULL;
+  return cli->dry_run ? run_and_wait(args, 1) : smpirun_own_tmpdir(args);
 }
 
 static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
@@ -244,7 +268,7 @@ int main(int argc, char **argv)
     free(s);
     return 2;
   }
-  int rc = dem_launch(argc, argv, s, &cli);
+  int rc = cli.command == DEM_CMD_EXEC ? dem_launch_program(s, &cli) : dem_launch(argc, argv, s, &cli);
   free(s);
   return rc;
 }
@@ -494,10 +518,9 @@ static int launch_hostmap(int argc, char **argv, const dem_scenario_t *s, const 
 /* On an emulated cloud (native.emulate, run/emulator.h): the cloud built, each stress started in
  * its container, mpirun with each rank in its own, all stopped and the cloud removed at the end,
  * also when a signal stops the run. */
-static int launch_emulated(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+static int launch_emulated(const char *self, int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
-  char self[DEM_PATH_MAX], scripts[DEM_MAX_STRESS][640];
-  self_path(self, sizeof self, argv[0]);
+  char scripts[DEM_MAX_STRESS][640];
   dem_emulator_t *em = NULL;
   int rc = dem_emulator_start(s, cli->dry_run, &em), max = 64 + (s->ranks + 1) * (argc + 16);
   char **args = rc ? NULL : calloc((size_t)max, sizeof *args);
@@ -527,7 +550,11 @@ static int launch_emulated(int argc, char **argv, const dem_scenario_t *s, const
 
 static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
-  if (s->emulate) return launch_emulated(argc, argv, s, cli);
+  if (s->emulate) {
+    char self[DEM_PATH_MAX];
+    self_path(self, sizeof self, argv[0]);
+    return launch_emulated(self, argc, argv, s, cli);
+  }
   if (s->hostmap[0]) return launch_hostmap(argc, argv, s, cli);
   char np[16], self[DEM_PATH_MAX], pe[32];
   int procs = s->ranks + (s->server[0] ? 1 : 0); /* a device server is one more process */
@@ -554,6 +581,26 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   int rc = run_and_wait(args, cli->dry_run);
   stop_stress(stress, n_stress, 1);
   return rc;
+}
+
+/* `demsim exec` (native build): the program with one rank per run.ranks, in the emulated
+ * cloud's containers (--emulate), or under a plain mpirun on this machine. */
+int dem_launch_program(const dem_scenario_t *s, const dem_cli_t *cli)
+{
+  int argc = 0;
+  while (cli->program[argc]) argc++;
+  if (s->emulate) return launch_emulated(cli->program[0], argc, cli->program, s, cli);
+  char np[16], *args[MAX_ARGS];
+  int k = 0;
+  snprintf(np, sizeof np, "%d", s->ranks);
+  args[k++] = "mpirun";
+  args[k++] = "--oversubscribe";
+  if (geteuid() == 0) args[k++] = "--allow-run-as-root";
+  args[k++] = "-np";
+  args[k++] = np;
+  for (int i = 0; i < argc && k < MAX_ARGS - 1; i++) args[k++] = cli->program[i];
+  args[k] = NULL;
+  return run_and_wait(args, cli->dry_run);
 }
 #endif
 

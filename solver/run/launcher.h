@@ -14,4 +14,7 @@ int dem_launch_in_process(const struct dem_scenario *s);
  * waits, and returns the exit status to give back (0, 1 or 2). */
 int dem_launch(int argc, char **argv, const struct dem_scenario *s, const struct dem_cli *cli);
 
+/* `demsim exec`: the MPI program cli->program on the scenario's cloud (launcher.c); the exit status. */
+int dem_launch_program(const struct dem_scenario *s, const struct dem_cli *cli);
+
 #endif

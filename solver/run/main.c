@@ -49,11 +49,14 @@ static int prolog(int argc, char **argv, dem_cli_t *cli, dem_scenario_t *sc)
     return dem_probe_main(argc, argv, cli);
 #endif
   }
-  if (cli->command != DEM_CMD_RUN) return 0;
+  if (cli->command != DEM_CMD_RUN && cli->command != DEM_CMD_EXEC) return 0;
   if (dem_cli_load_scenario(cli, sc, err, sizeof err)) {
     fprintf(stderr, "demsim: %s\n", err);
     return 2;
   }
+#ifndef DEMSIM_SMPI
+  if (cli->command == DEM_CMD_EXEC) return dem_launch_program(sc, cli);
+#endif
 #ifndef DEMSIM_SMPI
   /* the launching process checks the containers once (not each rank mpirun starts) */
   if (!getenv("OMPI_COMM_WORLD_SIZE") && !sc->emulate && dem_placement_check_hosts(sc, err, sizeof err)) {

@@ -17,6 +17,12 @@ from tc in each container's namespace (rate per destination, the delay where the
 netem), the ranks seen in their cpuset cgroups, then the launcher is sent SIGINT: it must end
 and leave no namespace, link, cgroup or process with its prefix. Then a short run (20,000
 particles, 20 steps) must end well, each rank on its own core, and leave nothing either.
+Then `demsim exec ... --emulate -- demsim-pingpong`: an 8 MiB message one way at 80-102 % of the
+route's shaped 125 MB/s (the shaping holds, and TCP fills it), and nothing left behind.
+routes also runs `demsim exec` in the SMPI build (when there) on the same two containers: the
+simulated ping-pong's 8 MiB - 4 MiB difference gives the route's 125 MB/s times SMPI's
+bandwidth factor for large messages (within 90-100 %), and a message takes longer than the last
+smaller one from 8 KiB up; exec without `-- PROGRAM` exits 2.
 Exits 1 naming what did not hold."""
 import glob
 import json
@@ -83,6 +89,62 @@ def check_refusals(a, failures):
         if p.returncode != 2 or "native build" not in p.stderr:
             failures.append(f"SMPI build with --emulate: rc {p.returncode}, expected 2 naming the native build:"
                             f"\n{p.stderr}")
+
+
+def exec_pingpong(demsim, out, emulate):
+    """`demsim exec` of demsim-pingpong on the two containers: (rc, output, rows by (pattern, bytes))."""
+    tool = os.path.join(os.path.dirname(os.path.abspath(demsim)), "demsim-pingpong")
+    os.makedirs(out, exist_ok=True)
+    result = os.path.join(out, "pingpong.json")
+    cmd = [demsim, "exec", SCENARIO] + (["--emulate"] if emulate else []) + [
+        "--ranks", "2", "--out", out, "--set", "platform.file=" + PLATFORM, "--set", "platform.hosts=" + ",".join(HOSTS),
+        "--", tool, "--out", result, "--rounds", "1"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    text = p.communicate(timeout=300)[0]
+    rows = {}
+    if p.returncode == 0 and os.path.isfile(result):
+        with open(result) as f:
+            rows = {(r["pattern"], r["bytes"]): r["median_s"] for r in json.load(f)["rows"]}
+    return p.returncode, text, rows, p.pid
+
+
+def slope_bandwidth(rows):
+    return (8 << 20) / 2 / (rows[("pingpong", 8 << 20)] - rows[("pingpong", 4 << 20)])
+
+
+def check_exec_smpi(a, failures):
+    smpi = os.path.join(SOURCE, "build", "smpi", "demsim")
+    if not os.access(smpi, os.X_OK):
+        return
+    rc, text, rows, _ = exec_pingpong(smpi, os.path.join(a.out, "exec-smpi"), False)
+    if rc or len(rows) != 42:
+        failures.append(f"demsim exec (SMPI): rc {rc}, {len(rows)} rows, expected 0 and 42:\n{text[-2000:]}")
+        return
+    bw = slope_bandwidth(rows)
+    if not 0.90 * 125e6 <= bw <= 125e6:
+        failures.append(f"demsim exec (SMPI): 4-8 MiB bandwidth {bw:.4g} B/s, expected 90-100 % of 125 MB/s")
+    sizes = sorted(b for p, b in rows if p == "pingpong" and b >= 8192)
+    if any(rows[("pingpong", y)] <= rows[("pingpong", x)] for x, y in zip(sizes, sizes[1:])):
+        failures.append("demsim exec (SMPI): ping-pong times do not rise with the size from 8 KiB")
+    p = subprocess.run([smpi, "exec", SCENARIO, "--ranks", "2"], capture_output=True, text=True)
+    if p.returncode != 2 or "PROGRAM" not in p.stderr:
+        failures.append(f"demsim exec without a program: rc {p.returncode}, expected 2 naming PROGRAM:\n{p.stderr}")
+    print(f"exec (SMPI): 4-8 MiB bandwidth {bw / 1e6:.4g} MB/s; 8 B one way {rows[('pingpong', 8)] * 1e6:.4g} us")
+
+
+def check_exec_emulated(a, failures):
+    rc, text, rows, pid = exec_pingpong(a.demsim, os.path.join(a.out, "exec"), True)
+    left = leftovers(f"dsim{pid}-")
+    if rc or len(rows) != 42:
+        failures.append(f"demsim exec --emulate: rc {rc}, {len(rows)} rows, expected 0 and 42:\n{text[-2000:]}")
+        return
+    bw = (8 << 20) / rows[("pingpong", 8 << 20)]
+    if not 0.80 * 125e6 <= bw <= 1.02 * 125e6:
+        failures.append(f"demsim exec --emulate: 8 MiB at {bw:.4g} B/s, expected 80-102 % of the shaped 125 MB/s")
+    if left:
+        failures.append(f"demsim exec --emulate: left behind: {left}")
+    print(f"exec --emulate: 8 MiB at {bw / 1e6:.4g} MB/s, 8 B one way {rows[('pingpong', 8)] * 1e6:.4g} us, "
+          f"left behind: {left or 'nothing'}")
 
 
 def leftovers(prefix):
@@ -179,12 +241,14 @@ def main():
     if a.part == "routes":
         check_routes(a, failures)
         check_refusals(a, failures)
+        check_exec_smpi(a, failures)
         return checking.tally("check_emulate routes", failures, "OK")
     if os.geteuid() != 0 or subprocess.run(["ip", "netns", "list"], capture_output=True).returncode:
         print("check_emulate cloud: skipped (needs root and `ip netns`)")
         return 77
     check_interrupt(a, failures)
     check_short_run(a, failures)
+    check_exec_emulated(a, failures)
     return checking.tally("check_emulate cloud", failures, "OK")
 
 
