@@ -18,7 +18,10 @@ netem), the ranks seen in their cpuset cgroups, then the launcher is sent SIGINT
 and leave no namespace, link, cgroup or process with its prefix. Then a short run (20,000
 particles, 20 steps) must end well, each rank on its own core, and leave nothing either.
 Then `demsim exec ... --emulate -- demsim-pingpong`: an 8 MiB message one way at 80-102 % of the
-route's shaped 125 MB/s (the shaping holds, and TCP fills it), and nothing left behind.
+route's shaped 125 MB/s (the shaping holds, and TCP fills it), and nothing left behind. Then
+`validation/study/compare_real.py scenarios/emulated/network-pair.cfg --emulate` at a tiny size
+(20,000 particles, 10 steps, NOW, contact): its compare_real.json has the 42 message rows and the
+DEM's, the ghost bytes alike emulated and simulated (the same decomposition), every time positive.
 routes also runs `demsim exec` in the SMPI build (when there) on the same two containers: the
 simulated ping-pong's 8 MiB - 4 MiB difference gives the route's 125 MB/s times SMPI's
 bandwidth factor for large messages (within 90-100 %), and a message takes longer than the last
@@ -147,6 +150,31 @@ def check_exec_emulated(a, failures):
           f"left behind: {left or 'nothing'}")
 
 
+def check_compare_emulated(a, failures):
+    out = os.path.join(a.out, "compare")
+    cmd = ["/usr/bin/python3", os.path.join(SOURCE, "validation", "study", "compare_real.py"),
+           os.path.join(SOURCE, "scenarios", "emulated", "network-pair.cfg"), "--emulate", "--out", out,
+           "--repeats", "1", "--steps", "10", "--particles", "20000", "--lattices", "contact", "--policies", "NOW",
+           "--native", a.demsim]
+    smpi = os.path.join(SOURCE, "build", "smpi", "demsim")
+    if not os.access(smpi, os.X_OK):
+        print("compare_real --emulate: skipped (no SMPI build)")
+        return
+    p = subprocess.run(cmd + ["--smpi", smpi], capture_output=True, text=True, timeout=600)
+    if p.returncode:
+        failures.append(f"compare_real --emulate: rc {p.returncode}:\n{(p.stdout + p.stderr)[-3000:]}")
+        return
+    with open(os.path.join(out, "compare_real.json")) as f:
+        rows = json.load(f)["rows"]
+    messages = [r for r in rows if r["what"] == "message time (s)"]
+    ghosts = [r for r in rows if r["what"] == "ghost bytes per rank per step"]
+    if len(messages) != 42 or len(ghosts) != 1 or ghosts[0]["measured"] != ghosts[0]["predicted"]:
+        failures.append(f"compare_real --emulate: {len(messages)} message rows (42 expected), ghost rows {ghosts}")
+    if any(not (r["measured"] > 0 and r["predicted"] > 0) for r in rows):
+        failures.append("compare_real --emulate: a time that is not positive")
+    print(f"compare_real --emulate: {len(rows)} rows, ghost bytes {ghosts[0]['measured'] if ghosts else '?'}")
+
+
 def leftovers(prefix):
     """What a run with this prefix ("dsim<pid>-") left: namespaces, links, cgroups, processes."""
     left = [l.split()[0] for l in subprocess.run(["ip", "netns", "list"], capture_output=True,
@@ -249,6 +277,7 @@ def main():
     check_interrupt(a, failures)
     check_short_run(a, failures)
     check_exec_emulated(a, failures)
+    check_compare_emulated(a, failures)
     return checking.tally("check_emulate cloud", failures, "OK")
 
 

@@ -17,6 +17,9 @@ of a host map and under SMPI on a platform probed from those machines, NOW and R
    deterministic). The options after `--` go to every run.
 5. Report: DIR/COMPARE.md (total time, lambda, per-rank load and the gain of each policy over
    NOW, predicted against measured with the error), DIR/compare_real.json, DIR/compare_real.png.
+With --emulate (as root, native build): the scenario's containers on an emulated cloud on this
+machine against SMPI on its platform.file, messages and the DEM's ghost exchange
+(validation/study/emulated.py says what and how; --hostmap and --probe are not used).
 Exit status: 0, 1 when a run failed, 2 on bad input.
 """
 import argparse
@@ -30,6 +33,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "platforms"))
 import compare  # noqa: E402  (run_policy: one run with a progress line)
+import emulated  # noqa: E402  (--emulate)
 import figures  # noqa: E402  (matplotlib, Agg backend)
 from figures import plt  # noqa: E402
 import make_platforms  # noqa: E402
@@ -167,7 +171,15 @@ def main():
         argv, extra = argv[:i], argv[i + 1:]
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario")
-    ap.add_argument("--hostmap", required=True, help="the native.hostmap file: containers -> real hosts and cores")
+    ap.add_argument("--hostmap", help="the native.hostmap file: containers -> real hosts and cores (not with --emulate)")
+    ap.add_argument("--emulate", action="store_true", help="the scenario's containers on an emulated cloud (root): "
+                    "the network model against it (validation/study/emulated.py)")
+    ap.add_argument("--steps", type=int, default=100, help="with --emulate: steps of the DEM runs (100)")
+    ap.add_argument("--particles", type=int, default=500000, help="with --emulate: particles of the DEM runs")
+    ap.add_argument("--resume", action="store_true", help="with --emulate: keep the runs already made")
+    ap.add_argument("--runs", help="with --emulate: where the runs go (default OUT/runs)")
+    ap.add_argument("--lattices", nargs="+", default=["contact", "apart"], choices=["contact", "apart"],
+                    help="with --emulate: the DEM runs' lattices")
     ap.add_argument("--probe", help="an earlier probe.json (default: probe now)")
     ap.add_argument("--out", default=os.path.join(TOP, "out", "compare-real"))
     ap.add_argument("--policies", nargs="+", default=["NOW", "RW"])
@@ -176,7 +188,10 @@ def main():
     ap.add_argument("--native", default=os.path.join(TOP, "build", "native", "demsim"))
     ap.add_argument("--smpi", default=os.path.join(TOP, "build", "smpi", "demsim"))
     args = ap.parse_args(argv)
-    for what, path in (("scenario", args.scenario), ("--hostmap", args.hostmap)):
+    args.argv = sys.argv[1:]
+    if not args.emulate and not args.hostmap:
+        fail("--hostmap MAP is needed (or --emulate)")
+    for what, path in (("scenario", args.scenario), ("--hostmap", args.hostmap or args.scenario)):
         if not os.path.isfile(path):
             fail(f"{what} {path}: no such file")
     for what, path in (("--native", args.native), ("--smpi", args.smpi)):
@@ -185,7 +200,10 @@ def main():
                  f"{'native' if what == '--native' else 'smpi'})")
     if args.repeats < 1:
         fail(f"--repeats {args.repeats}: expected at least 1")
-    args.scenario, args.hostmap = os.path.abspath(args.scenario), os.path.abspath(args.hostmap)
+    args.scenario = os.path.abspath(args.scenario)
+    if args.emulate:
+        return emulated.main(args, extra)
+    args.hostmap = os.path.abspath(args.hostmap)
     os.makedirs(args.out, exist_ok=True)
     p = subprocess.run([args.native, "run", args.scenario, "--set", f"native.hostmap={args.hostmap}", "--dry-run"]
                        + extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
