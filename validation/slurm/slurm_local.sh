@@ -137,6 +137,25 @@ port_free() {
   ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# a daemon did not start: the end of its log, everything down, exit 2
+failed() {
+  tail -5 "$dir/log/$1.log" >&2 2>/dev/null || true
+  down
+  die "$1 did not start (the end of its log above)"
+}
+
+# munged serves its socket only where every folder above it is searchable by all
+check_parents() {
+  local d
+  d=$(dirname "$dir")
+  while [ "$d" != / ]; do
+    [ -d "$d" ] || { d=$(dirname "$d"); continue; }
+    [ "$(( 0$(stat -c %a "$d") & 01 ))" = 1 ] ||
+      die "$d is not searchable by all (mode $(stat -c %a "$d")), as munged needs above its socket: chmod o+x it, or another --dir"
+    d=$(dirname "$d")
+  done
+}
+
 up() {
   need_tools
   if answers; then
@@ -146,6 +165,7 @@ up() {
   fi
   [ ! -e "$dir" ] || [ -f "$marker" ] || die "$dir exists and is not one of this script's (no .demsim-slurm): give another --dir"
   [ ! -e "$dir" ] || down
+  check_parents
   port_free "$port" && port_free $((port + 1)) ||
     die "port $port or $((port + 1)) is in use: give another --port"
   mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log"
@@ -154,11 +174,10 @@ up() {
   chmod 755 "$dir" "$dir/munge"
   (umask 077 && head -c 1024 /dev/urandom > "$dir/munge.key")
   munged --key-file="$dir/munge.key" --socket="$dir/munge/munge.socket" --pid-file="$dir/munged.pid" \
-         --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" ||
-    { down; die "munged did not start: $dir/log/munged.log"; }
+         --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" || failed munged
   write_conf
-  slurmctld -f "$conf" || { tail -5 "$dir/log/slurmctld.log" >&2 || true; down; die "slurmctld did not start"; }
-  slurmd -f "$conf" || { tail -5 "$dir/log/slurmd.log" >&2 || true; down; die "slurmd did not start"; }
+  slurmctld -f "$conf" || failed slurmctld
+  slurmd -f "$conf" || failed slurmd
   local i state=""
   for i in $(seq 150); do  # up to 30 s for the node to register
     state=$(sinfo -h -n "$host" -o %t 2>/dev/null || true)
