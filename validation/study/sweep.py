@@ -551,7 +551,8 @@ def slurm_rows(specs, slurm_dir, name, job=None):
         if row is None:
             out = os.path.join(os.path.abspath(slurm_dir), f"{name}-{job or '*'}_{i}.out")
             print(f"{os.path.basename(sys.argv[0])}: task {i} ({os.path.basename(spec['scenario'])} {spec['policy']}) "
-                  f"left no result; see {out}", file=sys.stderr)
+                  f"left no result (cancelled, out of time, or failed before its run); Slurm's output, if it started: {out}",
+                  file=sys.stderr)
             row = {"scenario": os.path.splitext(os.path.basename(spec["scenario"]))[0], "policy": spec["policy"],
                    "status": "no result", "wall_s": None,
                    "dir": run_dir(spec["outdir"], spec["scenario"], spec["policy"], spec["partitioner"])}
