@@ -2,6 +2,7 @@
 """Reproduces the study's figures with the simulator and writes a report beside the study's observations.
 
     validation/study/run_validation.py [--scale tiny|laptop|study] [--out DIR] [-j N] [--hardware] [--resume] [--publish]
+                                       [--submit [--sbatch OPTIONS]]
 
 Runs the six cases (scenarios/case*.cfg) under SMPI with the policies NOW and RW (and RW5 for
 cases 4, 5 and 6), then draws the figures (DIR/figures/*.png, matplotlib) and writes DIR/REPORT.md,
@@ -20,6 +21,13 @@ which sets each observation of shared/STUDY.md beside the simulator's figure.
                particles and steps (a run writes it last, so an interrupted run is run again):
                resumes an interrupted invocation, or redraws figures and report (--reuse: the same).
   --publish    copy DIR/REPORT.md and DIR/figures/ to validation/ (the committed report).
+  --submit     run on Slurm instead of here: the case runs, then the tornado's, then the second
+               estimate's (one at a time) as job arrays, one run a task (sweep.py's Slurm path:
+               DIR/slurm/ holds the arrays and their tasks' output; --sbatch adds sbatch options);
+               each array is waited for and its runs read back into DIR/runs as a local run
+               leaves them, so the figures and report are the same. -j does not apply; the
+               hardware check (--hardware) measures this machine and stays here. The nodes need
+               the same paths (a shared file system); --resume submits only the missing runs.
 
 Stress schedules (case 6) are in simulated seconds: the on/off periods of scenarios/case6-ratio*.cfg
 are multiplied by the ratio of the scaled run's work to the study's (particles x steps), so that the
@@ -243,7 +251,12 @@ def parse_args():
                     help="flop/s of one core of this machine for the DEM kernels (device.local_speed); default: the "
                          "hardware check's measurement (out/hardware/hardware.json)")
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
-    return ap.parse_args()
+    sweep.slurm_args(ap)
+    a = ap.parse_args()
+    sweep.slurm_check(ap, a)
+    if a.jobs < 1:
+        ap.error("-j/--jobs: expected at least 1")
+    return a
 
 
 def hardware_check(a, sc, out):
@@ -272,19 +285,22 @@ def run_all(a, sc, runs, runs_dir, out):
     Returns (the runs executed, the failed ones' names, their wall time, the timing record)."""
     todo = [(s, p) for s, p in runs if not reusable(a, runs_dir, s, p, *run_options(s, sc)[1:])]
     t_runs = time.time()
-    rows = []
     failed = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(sweep.run_one, a.demsim, s, p, runs_dir, run_options(s, sc)[0]): (s, p) for s, p in todo}
-        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-            r = fut.result()
-            rows.append(r)
-            ok = r["status"] == 0
-            if not ok:
-                failed.append(f"{r['scenario']}-{r['policy']}")
-            print(f"[{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
-                  f"{'simulated %.4g s' % r['sim_time_s'] if ok else 'FAILED, see its demsim.log'} "
-                  f"({r['wall_s']:.1f} s wall)", flush=True)
+    if a.submit:
+        specs = [sweep.run_spec(a.demsim, s, p, runs_dir, run_options(s, sc)[0]) for s, p in todo]
+        failed = [f"{r['scenario']}-{r['policy']}" for r in sweep.slurm_runs(a, "runs", specs, slurm_dir(out))
+                  if r["status"] != 0]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+            futs = {ex.submit(sweep.run_one, a.demsim, s, p, runs_dir, run_options(s, sc)[0]): (s, p) for s, p in todo}
+            for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+                r = fut.result()
+                ok = r["status"] == 0
+                if not ok:
+                    failed.append(f"{r['scenario']}-{r['policy']}")
+                print(f"[{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
+                      f"{'simulated %.4g s' % r['sim_time_s'] if ok else 'FAILED, see its demsim.log'} "
+                      f"({r['wall_s']:.1f} s wall)", flush=True)
     runs_wall = time.time() - t_runs
     timing_path = os.path.join(out, "timing.json")
     timing = dict(runs_wall_s=runs_wall, runs_executed=len(todo), jobs=a.jobs, command=" ".join(
@@ -298,6 +314,11 @@ def run_all(a, sc, runs, runs_dir, out):
     if failed:
         print("run_validation.py: failed runs: " + ", ".join(failed), file=sys.stderr)
     return todo, failed, runs_wall, timing
+
+
+def slurm_dir(out):
+    """Where --submit writes its job arrays (runs, tornado, measured) and Slurm their tasks' output."""
+    return os.path.join(out, "slurm")
 
 
 def publish(out, path):
@@ -409,14 +430,19 @@ def tornado(sc, out, a, hw=None):
     print(f"run_validation.py: tornado, {len(TORNADO_CONSTANTS)} constants x +-{TORNADO_STEP:.0%}"
           f"{' and the simd_lanes what-if' if lanes_k else ''}: {len(todo)} runs", flush=True)
     failed = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = [ex.submit(sweep.run_one, a.demsim, c, p, rd, tornado_options(c, sc)[0]) for c, p in todo]
-        for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-            r = fut.result()
-            print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
-                  f"{'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'}", flush=True)
-            if r["status"]:
-                failed.append(f"tornado/{r['scenario']}-{r['policy']}")
+    if a.submit:
+        specs = [sweep.run_spec(a.demsim, c, p, rd, tornado_options(c, sc)[0]) for c, p in todo]
+        failed = [f"tornado/{r['scenario']}-{r['policy']}" for r in sweep.slurm_runs(a, "tornado", specs, slurm_dir(out))
+                  if r["status"] != 0]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+            futs = [ex.submit(sweep.run_one, a.demsim, c, p, rd, tornado_options(c, sc)[0]) for c, p in todo]
+            for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+                r = fut.result()
+                print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
+                      f"{'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'}", flush=True)
+                if r["status"]:
+                    failed.append(f"tornado/{r['scenario']}-{r['policy']}")
     names = [run_name(c, p) for c, p in jobs]
     return dict(variants=[(const, k, case, run_name(cfg, "NOW"), run_name(cfg, "RW")) for const, k, case, cfg in variants],
                 constants=TORNADO_CONSTANTS, step=TORNADO_STEP, names=names, runs_dir=rd, failed=failed,
@@ -453,13 +479,18 @@ def measured(sc, out, a, hw):
     print(f"run_validation.py: second estimate (kernels measured here, {speed / 1e9:.3g} Gflop/s per core): "
           f"{len(todo)} runs, one at a time", flush=True)
     failed = []
-    for i, (s, p) in enumerate(todo, 1):
-        r = sweep.run_one(a.demsim, s, p, rd, opts(s))
-        print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
-              f"{'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'} ({r['wall_s']:.0f} s wall)",
-              flush=True)
-        if r["status"]:
-            failed.append(f"measured/{r['scenario']}-{r['policy']}")
+    if a.submit:  # one task at a time, as here (the array's throttle)
+        specs = [sweep.run_spec(a.demsim, s, p, rd, opts(s)) for s, p in todo]
+        failed = [f"measured/{r['scenario']}-{r['policy']}" for r in
+                  sweep.slurm_runs(a, "measured", specs, slurm_dir(out), throttle=1) if r["status"] != 0]
+    else:
+        for i, (s, p) in enumerate(todo, 1):
+            r = sweep.run_one(a.demsim, s, p, rd, opts(s))
+            print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
+                  f"{'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'} ({r['wall_s']:.0f} s wall)",
+                  flush=True)
+            if r["status"]:
+                failed.append(f"measured/{r['scenario']}-{r['policy']}")
     # the speed the runs were made with (a reused run keeps the one of its own invocation)
     log = os.path.join(rd, run_name(*jobs[0]), "demsim.log")
     if os.path.exists(log):

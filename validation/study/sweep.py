@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Runs a set of scenarios x policies (x partitioners), in parallel on the local cores, and collects one CSV.
+"""Runs a set of scenarios x policies (x partitioners), in parallel on the local cores or as a Slurm job array, and collects one CSV.
 
     validation/study/sweep.py scenarios/case5-stress*.cfg --policies NOW RW RUPER --out out/sweep-case5 \
         [--partitioners RCB HSFC] [-j 2] [--demsim build/smpi/demsim] [-- extra demsim options, e.g. --steps 2000]
-    validation/study/sweep.py ... --slurm sweep.sbatch   # write a Slurm job array instead of running
+    validation/study/sweep.py ... --submit [--sbatch '--partition=batch --time=30:00']   # on Slurm, then the same CSV
+    validation/study/sweep.py ... --submit --no-wait     # submit only; later the same command with --collect
+    validation/study/sweep.py ... --slurm sweep.sbatch   # write the job-array script only (sbatch it yourself)
 
 Policies and partitioners are those `demsim keys` lists for run.policy and run.partitioner. The CSV
 (OUT/sweep.csv) has one row per run: scenario, policy, partitioner, total simulated time, wall time,
@@ -12,6 +14,15 @@ partitioner; gain_percent = (T_NOW - T) / T_NOW * 100) and where its time went (
 time_breakdown_s). It prints the winner of each scenario and the breakdowns side by side, and
 draws OUT/sweep.png, a stacked bar of the breakdown per run. Each run's own outputs are in
 OUT/<scenario>-<policy>[-<partitioner>]/.
+
+On Slurm (--submit), each run is one task of a job array (OUT/slurm/sweep.sbatch, its runs in
+OUT/slurm/sweep.json, each task's output in OUT/slurm/sweep-JOB_TASK.out): the task runs this
+script as `sweep.py --task OUT/slurm/sweep.json TASK`, which makes the run as a local run does and
+leaves its row in the run's folder (task.json: status, wall time, job, task, node). sweep.py waits
+until Slurm lists no task of the array, then reads the rows and writes the same CSV, report and
+figure as a local sweep (a run without a row: status "no result"). The nodes must see the same
+paths (demsim, the scenarios, OUT): a shared file system. A test Slurm on this machine:
+validation/slurm/slurm_local.sh up.
 """
 import argparse
 import concurrent.futures
@@ -20,6 +31,7 @@ import importlib.util
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -27,9 +39,9 @@ import time
 # Besides its own command line (main), this module holds what the study scripts share, in one place:
 # one run and its summary (run_one, run_or_reuse, summary_of), the study command lines (study_args,
 # policy_args) and job loops (run_jobs, run_study, run_policies, timers_job), the policy studies'
-# scales, number format and bar figure (POLICY_SCALES, scale_args, fmt, bar_panels), and the
-# statistics of repeated native runs (QUIET_SHARE, quiet, best_of, core_shares). It imports
-# nothing from the scripts that use it.
+# scales, number format and bar figure (POLICY_SCALES, scale_args, fmt, bar_panels), the
+# statistics of repeated native runs (QUIET_SHARE, quiet, best_of, core_shares), and runs as a Slurm
+# job array (slurm_args, run_spec, slurm_runs). It imports nothing from the scripts that use it.
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
@@ -48,12 +60,21 @@ def check_interpreter():
         sys.exit(2)
 
 
-check_interpreter()
+if sys.argv[1:2] != ["--task"]:  # a job-array task (run_task) needs no numpy on the node
+    check_interpreter()
+
+
+def run_dir(outdir, scenario, policy, partitioner=None):
+    """A run's own folder: OUT/<scenario>-<policy>[-<partitioner>]/."""
+    name = os.path.splitext(os.path.basename(scenario))[0]
+    return os.path.join(outdir, f"{name}-{policy}" + (f"-{partitioner}" if partitioner else ""))
 
 
 def run_one(demsim, scenario, policy, outdir, extra, partitioner=None):
+    """One `demsim run` into run_dir(...), its output in demsim.log there; the row: scenario,
+    policy, status, wall_s, dir, and (with_summary) the summary's figures."""
     name = os.path.splitext(os.path.basename(scenario))[0]
-    rundir = os.path.join(outdir, f"{name}-{policy}" + (f"-{partitioner}" if partitioner else ""))
+    rundir = run_dir(outdir, scenario, policy, partitioner)
     part = ["--set", f"run.partitioner={partitioner}"] if partitioner else []
     cmd = [demsim, "run", scenario, "--policy", policy, "--out", rundir, "--quiet"] + part + extra
     t0 = time.time()
@@ -62,9 +83,15 @@ def run_one(demsim, scenario, policy, outdir, extra, partitioner=None):
     os.makedirs(rundir, exist_ok=True)
     with open(os.path.join(rundir, "demsim.log"), "w") as f:
         f.write(" ".join(shlex.quote(c) for c in cmd) + "\n" + p.stdout)
-    row = {"scenario": name, "policy": policy, "status": p.returncode, "wall_s": round(wall, 3), "dir": rundir}
-    summary = os.path.join(rundir, "summary.json")
-    if p.returncode == 0 and os.path.exists(summary):
+    return with_summary({"scenario": name, "policy": policy, "status": p.returncode, "wall_s": round(wall, 3),
+                         "dir": rundir})
+
+
+def with_summary(row):
+    """row with its run's summary.json (row["summary"]) and the figures of it the tables show,
+    when the run ended well."""
+    summary = os.path.join(row["dir"], "summary.json")
+    if row["status"] == 0 and os.path.exists(summary):
         with open(summary) as f:
             s = json.load(f)
         row.update({k: s.get(k) for k in ("particles", "steps", "ranks", "sim_time_s", "lambda_max_percent",
@@ -364,22 +391,184 @@ def split_extra(argv):
     return argv, []
 
 
-def write_slurm(a, runs, extra):
-    """A Slurm job array of the runs, one task each."""
-    with open(a.slurm, "w") as f:
+# --- Slurm: the same runs as one job array, one run a task ------------------------------------
+# sweep.py --submit and run_validation.py --submit hand their runs to Slurm instead of running them
+# here. The runs' descriptions go to OUT/slurm/NAME.json (the batch), and OUT/slurm/NAME.sbatch is a
+# job array whose task i runs the batch's i-th run with `sweep.py --task OUT/slurm/NAME.json i` on
+# the node Slurm picks: run_one, so the same run folder and demsim.log as a local run, and the row
+# in the run's folder as task.json with the job, the task and the node. Once the array has ended,
+# slurm_rows reads the rows back and completes them from the summaries as a local run does
+# (with_summary), so the tables and figures come from the same code. The nodes need the paths of
+# the submitting machine (demsim, the scenarios, OUT): a shared file system, as for any array.
+TASK_ROW = "task.json"
+SLURM_POLL_S = 3.0
+
+
+def run_spec(demsim, scenario, policy, outdir, extra, partitioner=None):
+    """One run of a batch: run_one's arguments, paths made absolute."""
+    return dict(demsim=os.path.abspath(demsim), scenario=os.path.abspath(scenario), policy=policy,
+                outdir=os.path.abspath(outdir), extra=list(extra), partitioner=partitioner)
+
+
+def slurm_args(ap):
+    """--submit and --sbatch, the Slurm options every script that can submit shares."""
+    ap.add_argument("--submit", action="store_true",
+                    help="run on Slurm: one job-array task a run (sbatch), wait for the array, collect the results "
+                         "as a local run would (needs sbatch and squeue, and the paths shared with the nodes)")
+    ap.add_argument("--sbatch", default="", metavar="OPTIONS",
+                    help="more sbatch options for the array, one string, e.g. '--partition=batch --time=30:00'")
+
+
+def slurm_check(ap, a):
+    """ap.error (exit 2) for --sbatch without --submit, or --submit without Slurm's client."""
+    if a.sbatch and not a.submit:
+        ap.error("--sbatch: only with --submit")
+    missing = [t for t in ("sbatch", "squeue") if a.submit and not shutil.which(t)]
+    if missing:
+        ap.error(f"--submit: no {' or '.join(missing)} on PATH: Slurm's client is needed (apt-get install slurm-client; "
+                 "a test Slurm on this machine: validation/slurm/slurm_local.sh up)")
+
+
+def write_batch(name, specs, slurm_dir, script=None, throttle=None):
+    """Writes the batch (slurm_dir/NAME.json) and its job-array script (script, default
+    slurm_dir/NAME.sbatch), removing the runs' earlier task rows; returns the script's path."""
+    slurm_dir = os.path.abspath(slurm_dir)
+    os.makedirs(slurm_dir, exist_ok=True)
+    batch = os.path.join(slurm_dir, f"{name}.json")
+    with open(batch, "w") as f:
+        json.dump({"name": name, "job": None, "runs": specs}, f, indent=1)
+    for r in specs:
+        row = os.path.join(run_dir(r["outdir"], r["scenario"], r["policy"], r["partitioner"]), TASK_ROW)
+        if os.path.exists(row):
+            os.remove(row)
+    script = os.path.abspath(script or os.path.join(slurm_dir, f"{name}.sbatch"))
+    with open(script, "w") as f:
         f.write("#!/bin/bash\n")
-        f.write(f"#SBATCH --job-name=demsim-sweep\n#SBATCH --array=0-{len(runs) - 1}\n#SBATCH --ntasks=1\n")
-        f.write(f"#SBATCH --output={os.path.abspath(a.out)}/slurm-%A_%a.out\n")
-        f.write("runs=(\n")
-        for s, p, part in runs:
-            name = os.path.splitext(os.path.basename(s))[0]
-            args = [os.path.abspath(a.demsim), "run", os.path.abspath(s), "--policy", p, "--out",
-                    os.path.join(os.path.abspath(a.out), f"{name}-{p}" + (f"-{part}" if part else "")), "--quiet"]
-            args += (["--set", f"run.partitioner={part}"] if part else []) + extra
-            f.write("  " + shlex.quote(" ".join(shlex.quote(x) for x in args)) + "\n")
-        f.write(")\neval \"${runs[$SLURM_ARRAY_TASK_ID]}\"\n")
-    print(f"sweep.py: wrote {a.slurm} ({len(runs)} array tasks); collect with the same command without --slurm "
-          "after the jobs end, or read each run's summary.json")
+        f.write(f"#SBATCH --job-name=demsim-{name}\n")
+        f.write(f"#SBATCH --array=0-{len(specs) - 1}" + (f"%{throttle}" if throttle else "") + "\n")
+        f.write(f"#SBATCH --ntasks=1\n#SBATCH --output={slurm_dir}/{name}-%A_%a.out\n")
+        f.write(f"# validation/study/sweep.py: task i runs the i-th run of {batch} ({len(specs)} runs)\n")
+        f.write(f"exec {shlex.quote(sys.executable)} {shlex.quote(os.path.abspath(__file__))} --task "
+                f"{shlex.quote(batch)} \"$SLURM_ARRAY_TASK_ID\"\n")
+    return script
+
+
+def run_task(batch, index):
+    """`sweep.py --task BATCH I` (a job-array task): run_one of the batch's I-th run, its row
+    (without the summary) with the job, the task and the node in the run's folder as task.json;
+    exit status 0 when the run ended well."""
+    with open(batch) as f:
+        r = json.load(f)["runs"][int(index)]
+    row = run_one(r["demsim"], r["scenario"], r["policy"], r["outdir"], r["extra"], r["partitioner"])
+    row = {k: row[k] for k in ("scenario", "policy", "status", "wall_s", "dir")}
+    row["slurm"] = dict(job=os.environ.get("SLURM_ARRAY_JOB_ID"), task=int(index),
+                        node=os.environ.get("SLURMD_NODENAME") or os.uname().nodename)
+    path = os.path.join(row["dir"], TASK_ROW)
+    with open(path + ".part", "w") as f:
+        json.dump(row, f)
+    os.replace(path + ".part", path)  # whole or absent: the collector may look at any time
+    return 0 if row["status"] == 0 else 1
+
+
+def slurm_tool(cmd):
+    """A Slurm client command's output; exits 2 when the client is missing or the command fails."""
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    except FileNotFoundError:
+        print(f"{os.path.basename(sys.argv[0])}: --submit: no `{cmd[0]}`: Slurm's client is needed (apt-get install "
+              "slurm-client; on this machine, a test Slurm: validation/slurm/slurm_local.sh up)", file=sys.stderr)
+        sys.exit(2)
+    if p.returncode:
+        print(f"{os.path.basename(sys.argv[0])}: {' '.join(cmd)} exited with {p.returncode}: {p.stderr.strip()}",
+              file=sys.stderr)
+        sys.exit(2)
+    return p.stdout
+
+
+def submit_batch(slurm_dir, name, script, sbatch=""):
+    """sbatch the array; records its job id in the batch; returns it."""
+    job = slurm_tool(["sbatch", "--parsable"] + shlex.split(sbatch) + [script]).strip().split(";")[0]
+    batch = os.path.join(os.path.abspath(slurm_dir), f"{name}.json")
+    with open(batch) as f:
+        b = json.load(f)
+    b["job"] = job
+    with open(batch, "w") as f:
+        json.dump(b, f, indent=1)
+    print(f"{os.path.basename(sys.argv[0])}: submitted {script}: job {job}, {len(b['runs'])} array tasks", flush=True)
+    return job
+
+
+def job_alive(job):
+    """Whether Slurm still lists a task of the job (None when squeue does not answer)."""
+    try:
+        p = subprocess.run(["squeue", "-h", "-j", job, "-o", "%i"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if p.returncode:  # a job the controller has forgotten has ended
+        return False if "Invalid job id" in p.stderr else None
+    return bool(p.stdout.strip())
+
+
+def task_row(spec, job=None):
+    """The row a task left (task.json), or None (none yet, or one of another job)."""
+    path = os.path.join(run_dir(spec["outdir"], spec["scenario"], spec["policy"], spec["partitioner"]), TASK_ROW)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        row = json.load(f)
+    return row if job is None or row.get("slurm", {}).get("job") in (None, job) else None
+
+
+def wait_array(specs, job, poll=SLURM_POLL_S):
+    """Until Slurm lists no task of the job: a line per run as its row appears. Exits 2 when squeue
+    has not answered for two minutes."""
+    seen, silent, who = set(), 0.0, os.path.basename(sys.argv[0])
+    while True:
+        alive = job_alive(job)
+        for i, spec in enumerate(specs):
+            row = None if i in seen else task_row(spec, job)
+            if row:
+                seen.add(i)
+                state = "ok" if row["status"] == 0 else f"FAILED (exit {row['status']}, see {row['dir']}/demsim.log)"
+                print(f"[{len(seen)}/{len(specs)}] {os.path.basename(row['dir'])}: {state} (task {row['slurm']['task']} "
+                      f"on {row['slurm']['node']}, {row['wall_s']:.1f} s wall)", flush=True)
+        if alive is False:
+            return
+        silent = silent + poll if alive is None else 0.0
+        if silent > 120:
+            print(f"{who}: squeue has not answered for two minutes; job {job} may go on: collect later", file=sys.stderr)
+            sys.exit(2)
+        time.sleep(poll)
+
+
+def slurm_rows(specs, slurm_dir, name, job=None):
+    """The rows of the batch's runs, in order, as run_one gives them locally: each task's row with
+    its summary; a run without one has status "no result" (its Slurm output named)."""
+    rows = []
+    for i, spec in enumerate(specs):
+        row = task_row(spec, job)
+        if row is None:
+            out = os.path.join(os.path.abspath(slurm_dir), f"{name}-{job or '*'}_{i}.out")
+            print(f"{os.path.basename(sys.argv[0])}: task {i} ({os.path.basename(spec['scenario'])} {spec['policy']}) "
+                  f"left no result (cancelled, out of time, or failed before its run); Slurm's output, if it started: {out}",
+                  file=sys.stderr)
+            row = {"scenario": os.path.splitext(os.path.basename(spec["scenario"]))[0], "policy": spec["policy"],
+                   "status": "no result", "wall_s": None,
+                   "dir": run_dir(spec["outdir"], spec["scenario"], spec["policy"], spec["partitioner"])}
+        rows.append(with_summary(row))
+    return rows
+
+
+def slurm_runs(a, name, specs, slurm_dir, throttle=None):
+    """--submit: the runs as one job array (throttle: at most that many at once), waited for; their
+    rows in order (slurm_rows). No runs, no job."""
+    if not specs:
+        return []
+    script = write_batch(name, specs, slurm_dir, throttle=throttle)
+    job = submit_batch(slurm_dir, name, script, a.sbatch)
+    wait_array(specs, job)
+    return slurm_rows(specs, slurm_dir, name, job)
 
 
 def run_all(a, runs, extra):
@@ -416,8 +605,56 @@ def report(a, rows):
     return png
 
 
-def main():
-    argv, extra = split_extra(sys.argv[1:])
+def collected_job(slurm_dir, specs):
+    """--collect: the job id the batch of these runs was submitted as (None when it was submitted
+    by hand); exits 2 when OUT holds no batch, another one, or the job is still listed."""
+    path = os.path.join(slurm_dir, "sweep.json")
+    if not os.path.exists(path):
+        print(f"sweep.py: --collect: no {path}: nothing was submitted into this --out (--submit or --slurm first)",
+              file=sys.stderr)
+        sys.exit(2)
+    with open(path) as f:
+        b = json.load(f)
+    if b["runs"] != specs:
+        print(f"sweep.py: --collect: {path} holds other runs ({len(b['runs'])}) than this command's ({len(specs)}): "
+              "collect with the scenarios, policies, partitioners and options that submitted them", file=sys.stderr)
+        sys.exit(2)
+    if b["job"] and job_alive(b["job"]):
+        print(f"sweep.py: --collect: job {b['job']} is still running (squeue -j {b['job']}); collect once it has ended",
+              file=sys.stderr)
+        sys.exit(2)
+    return b["job"]
+
+
+def sweep_rows(a, runs, extra):
+    """The runs' rows: run here (run_all), as a Slurm job array (--submit) or collected from one
+    (--collect); None after --slurm or --no-wait (nothing to tabulate yet)."""
+    if not (a.slurm or a.submit or a.collect):
+        return run_all(a, runs, extra)
+    slurm_dir = os.path.abspath(os.path.join(a.out, "slurm"))
+    specs = [run_spec(a.demsim, s, p, a.out, extra, part) for s, p, part in runs]
+    if a.collect:
+        job = collected_job(slurm_dir, specs)
+    else:
+        script = write_batch("sweep", specs, slurm_dir, a.slurm)
+        if not a.submit:
+            print(f"sweep.py: wrote {script} ({len(specs)} array tasks): submit it (sbatch {script}), then run this "
+                  "command again with --collect once the array has ended")
+            return None
+        job = submit_batch(slurm_dir, "sweep", script, a.sbatch)
+        if a.no_wait:
+            print(f"sweep.py: once job {job} has ended (squeue -j {job} lists nothing), run this command again with "
+                  "--collect instead of --submit --no-wait")
+            return None
+        wait_array(specs, job)
+    rows = slurm_rows(specs, slurm_dir, "sweep", job)
+    for r, (_, _, part) in zip(rows, runs):
+        r["partitioner_asked"] = part or ""
+    return rows
+
+
+def parse_args(argv):
+    """sweep.py's command line, checked (exit 2 naming the option)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenarios", nargs="+")
     ap.add_argument("--policies", nargs="+", default=["NOW", "RW"], help="any run.policy of `demsim keys`")
@@ -425,20 +662,42 @@ def main():
     ap.add_argument("--out", default="out/sweep")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
-    ap.add_argument("--slurm", metavar="FILE", help="write a Slurm job-array script instead of running")
+    ap.add_argument("--slurm", metavar="FILE", help="write the Slurm job-array script to FILE (its runs in "
+                    "OUT/slurm/sweep.json) instead of running; submit it with sbatch, then --collect")
+    slurm_args(ap)
+    ap.add_argument("--no-wait", action="store_true", help="with --submit: stop once the array is submitted")
+    ap.add_argument("--collect", action="store_true",
+                    help="the CSV and figure of an array submitted into OUT that has ended (the same command)")
     a = ap.parse_args(argv)
+    slurm_check(ap, a)
+    if a.no_wait and not a.submit:
+        ap.error("--no-wait: only with --submit")
+    if a.collect and (a.submit or a.slurm):
+        ap.error("--collect: not with --submit or --slurm (collect once the submitted array has ended)")
+    if a.jobs < 1:
+        ap.error("-j/--jobs: expected at least 1")
     check_choices(ap, a.demsim, "run.policy", "--policies", a.policies)
     check_choices(ap, a.demsim, "run.partitioner", "--partitioners", a.partitioners)
+    return a
+
+
+def main():
+    argv, extra = split_extra(sys.argv[1:])
+    if argv[:1] == ["--task"]:  # a task of the job array (write_batch)
+        if len(argv) != 3 or not argv[2].isdigit():
+            print("sweep.py: --task: expected BATCH.json and a task index", file=sys.stderr)
+            return 2
+        return run_task(argv[1], argv[2])
+    a = parse_args(argv)
     for s in a.scenarios:
         if not os.path.isfile(s):
             print(f"sweep.py: {s}: no such scenario file", file=sys.stderr)
             return 2
     runs = [(s, p, part) for s in a.scenarios for part in (a.partitioners or [None]) for p in a.policies]
     os.makedirs(a.out, exist_ok=True)
-    if a.slurm:
-        write_slurm(a, runs, extra)
+    rows = sweep_rows(a, runs, extra)
+    if rows is None:
         return 0
-    rows = run_all(a, runs, extra)
     now = {(r["scenario"], r["partitioner_asked"]): r.get("sim_time_s") for r in rows
            if r["policy"] == "NOW" and r["status"] == 0}
     for r in rows:
