@@ -172,6 +172,15 @@ int dem_cloud_name(dem_cloud_t *cloud, char *err, size_t errlen)
   return 0;
 }
 
+/* The container's TCP congestion control: Linux's default (CUBIC), whatever this host runs (a new
+ * namespace inherits the host's, e.g. BBR on some cloud images), so that an emulation does not
+ * depend on the machine it runs on. Left as inherited where the kernel lacks CUBIC. */
+static int tcp_defaults(const dem_cloud_t *cloud, char *ns)
+{
+  cmd(cloud, 1, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=cubic", NULL);
+  return 0;
+}
+
 /* Container i's namespace, its veth pair (the root end on the bridge; the other end, eth0, in the
  * namespace with the container's address) and its loopback. */
 static int build_link(const dem_cloud_t *cloud, int i)
@@ -190,7 +199,7 @@ static int build_link(const dem_cloud_t *cloud, int i)
          cmd(cloud, 0, "ip", "-n", ns, "link", "set", "eth0", "up", NULL) ||
          cmd(cloud, 0, "ip", "-n", ns, "link", "set", "lo", "up", NULL) ||
          cmd(cloud, 0, "ip", "link", "set", root, "master", (char *)cloud->bridge, NULL) ||
-         cmd(cloud, 0, "ip", "link", "set", root, "up", NULL);
+         cmd(cloud, 0, "ip", "link", "set", root, "up", NULL) || tcp_defaults(cloud, ns);
 }
 
 /* The filter that sends traffic to container j's address into classid: u32 where the kernel has it,

@@ -14,7 +14,7 @@ this check runs as root) it exits with 2 saying so; the SMPI build, when there, 
 cloud (root and `ip netns`; else exit 77): two 1-core containers on two nodes of openstack.xml
 running scenarios/bench-contact.cfg with 2 ranks. A long run is started, the shaping read back
 from tc in each container's namespace (rate per destination, the delay where the kernel has
-netem), the ranks seen in their cpuset cgroups, then the launcher is sent SIGINT: it must end
+netem) and its TCP congestion control (CUBIC, whatever the host runs), the ranks seen in their cpuset cgroups, then the launcher is sent SIGINT: it must end
 and leave no namespace, link, cgroup or process with its prefix. Then a short run (20,000
 particles, 20 steps) must end well, each rank on its own core, and leave nothing either.
 Then `demsim exec ... --emulate -- demsim-pingpong`: an 8 MiB message one way at 80-102 % of the
@@ -202,7 +202,12 @@ def read_shaping(prefix, failures):
             failures.append(f"{ns}: expected a filter to flowid 1:{other:x}, got:\n{filters}")
         if "netem" in qdiscs and not re.search(r"netem \S+: parent 1:%x .*delay 70us" % other, qdiscs):
             failures.append(f"{ns}: expected netem delay 70us under 1:{other:x}, got:\n{qdiscs}")
-        print(f"{ns}: class 1:{other:x} {m.group(0) if m else '?'};",
+        cc = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", "net.ipv4.tcp_congestion_control"],
+                            capture_output=True, text=True).stdout.strip()
+        have = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
+        if "cubic" in have and cc != "cubic":
+            failures.append(f"{ns}: TCP congestion control {cc}, expected cubic (Linux's default)")
+        print(f"{ns}: class 1:{other:x} {m.group(0) if m else '?'}; TCP {cc};",
               "netem delay" if "netem" in qdiscs else "no netem in this kernel: rate only")
 
 

@@ -177,6 +177,8 @@ def main():
     ap.add_argument("--steps", type=int, default=100, help="with --emulate: steps of the DEM runs (100)")
     ap.add_argument("--particles", type=int, default=500000, help="with --emulate: particles of the DEM runs")
     ap.add_argument("--resume", action="store_true", help="with --emulate: keep the runs already made")
+    ap.add_argument("--mpi-eager", type=int, default=0, help="with --emulate: Open MPI's TCP eager limit, bytes, in "
+                    "the emulated runs (default: Open MPI's, 64 KiB)")
     ap.add_argument("--runs", help="with --emulate: where the runs go (default OUT/runs)")
     ap.add_argument("--lattices", nargs="+", default=["contact", "apart"], choices=["contact", "apart"],
                     help="with --emulate: the DEM runs' lattices")

@@ -21,6 +21,10 @@ route shaped by tc to SimGrid's route on platform.file) and under SMPI on platfo
       the repartition (partition + migration). The computing is this machine's cores against
       platform.file's: shown, not compared.
 The runs go to RUNDIR (default DIR/runs: particles.h5 of each, large), the report to DIR.
+--mpi-eager BYTES runs the emulated side with Open MPI's TCP transport sending every message up to
+BYTES eagerly (btl_tcp_eager_limit, rndv_eager_limit, max_send_size): by default a message over
+64 KiB goes by rendezvous, whose control messages share the one TCP connection of a pair with the
+other direction's data, so that a two-way exchange of large messages waits behind itself.
 --resume keeps the runs (and message tables) already in DIR and runs only the missing ones.
 What the emulation lacks where the kernel has no netem: the routes' latency (the namespaces' own,
 some microseconds, instead); EMULATED.md says which kernel ran it.
@@ -51,6 +55,15 @@ def fail(msg, code=2):
 LATTICES = {"contact": "1.001", "apart": "0.99"}  # problem.diameter_ratio
 
 
+def eager_env(args):
+    """The emulated runs' environment: Open MPI's TCP eager limit raised to --mpi-eager, if given."""
+    env = dict(os.environ)
+    if args.mpi_eager:
+        for k in ("btl_tcp_eager_limit", "btl_tcp_rndv_eager_limit", "btl_tcp_max_send_size"):
+            env["OMPI_MCA_" + k] = str(args.mpi_eager)
+    return env
+
+
 def exec_pingpong(demsim, args, out, extra, rounds, emulate):
     """`demsim exec` of demsim-pingpong beside demsim: {(pattern, bytes): row}."""
     tool = os.path.join(os.path.dirname(os.path.abspath(demsim)), "demsim-pingpong")
@@ -63,7 +76,8 @@ def exec_pingpong(demsim, args, out, extra, rounds, emulate):
     cmd = [demsim, "exec", args.scenario] + emulate + ["--ranks", "2", "--out", out] + extra + [
         "--", tool, "--out", result, "--rounds", str(rounds)]
     print("pingpong: " + " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       env=eager_env(args) if emulate else None)
     if p.returncode:
         print(p.stdout[-3000:])
         fail(f"demsim exec failed (exit {p.returncode})", p.returncode)
@@ -75,7 +89,12 @@ def run_once(args, demsim, pol, d, more):
     """One DEM run into d (kept with --resume when its summary.json is there): its summary."""
     summary = os.path.join(d, "summary.json")
     if not (args.resume and os.path.isfile(summary)):
+        saved = dict(os.environ)
+        if "--emulate" in more:
+            os.environ.update(eager_env(args))
         rc, _ = compare.run_policy(demsim, args.scenario, pol, d, more)
+        os.environ.clear()
+        os.environ.update(saved)
         if rc:
             fail(f"run {d} failed (exit {rc}); log in {d}/demsim.log", rc)
     with open(summary) as f:
@@ -200,7 +219,9 @@ def report(args, extra, rows, started, emu, smpi):
              f"Started {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, took "
              f"{time.time() - started:.0f} s; {kernel_note()}; load average before: {' '.join(args.load_before)},"
              f" after: {' '.join(load)}; {os.cpu_count()} cores.", "",
-             f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'}). Emulated "
+             f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'}). Open MPI's TCP "
+             + (f"eager limit raised to {args.mpi_eager} B in the emulated runs. " if args.mpi_eager else
+                "transport with its defaults (rendezvous over 64 KiB). ") + "Emulated "
              f"messages: median of {args.repeats} round(s) of every size (spread: min-max of all repetitions); "
              f"DEM: {args.particles} particles, {args.steps} steps, {args.repeats} emulated run(s) per row "
              "(median by the ghost exchange; spread: min-max), one SMPI run. Error = (predicted - measured) / measured.",
@@ -217,6 +238,7 @@ def report(args, extra, rows, started, emu, smpi):
         f.write("\n".join(lines))
     with open(os.path.join(args.out, "compare_real.json"), "w") as f:
         json.dump({"scenario": args.scenario, "emulate": True, "command": cmd, "kernel": kernel_note(),
+                   "mpi_eager": args.mpi_eager,
                    "rows": rows}, f, indent=1)
     figure(emu, smpi, os.path.join(args.out, "emulated.png"))
     print(f"report: {os.path.join(args.out, 'EMULATED.md')}")
