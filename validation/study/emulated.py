@@ -21,8 +21,8 @@ route shaped by tc to SimGrid's route on platform.file) and under SMPI on platfo
       the repartition (partition + migration). The computing is this machine's cores against
       platform.file's: shown, not compared.
 The runs go to RUNDIR (default DIR/runs: particles.h5 of each, large), the report to DIR.
---mpi-eager BYTES runs the emulated side with Open MPI's TCP transport sending every message up to
-BYTES eagerly (btl_tcp_eager_limit, rndv_eager_limit, max_send_size): by default a message over
+--mpi-eager BYTES also runs the emulated side, interleaved, with Open MPI's TCP transport sending every
+message up to BYTES eagerly (btl_tcp_eager_limit, rndv_eager_limit, max_send_size): by default a message over
 64 KiB goes by rendezvous, whose control messages share the one TCP connection of a pair with the
 other direction's data, so that a two-way exchange of large messages waits behind itself.
 --resume keeps the runs (and message tables) already in DIR and runs only the missing ones.
@@ -55,16 +55,16 @@ def fail(msg, code=2):
 LATTICES = {"contact": "1.001", "apart": "0.99"}  # problem.diameter_ratio
 
 
-def eager_env(args):
-    """The emulated runs' environment: Open MPI's TCP eager limit raised to --mpi-eager, if given."""
+def eager_env(args, config):
+    """An emulated run's environment: config "eager", Open MPI's TCP eager limit raised to --mpi-eager."""
     env = dict(os.environ)
-    if args.mpi_eager:
+    if config == "eager":
         for k in ("btl_tcp_eager_limit", "btl_tcp_rndv_eager_limit", "btl_tcp_max_send_size"):
             env["OMPI_MCA_" + k] = str(args.mpi_eager)
     return env
 
 
-def exec_pingpong(demsim, args, out, extra, rounds, emulate):
+def exec_pingpong(demsim, args, out, extra, rounds, emulate, config="default"):
     """`demsim exec` of demsim-pingpong beside demsim: {(pattern, bytes): row}."""
     tool = os.path.join(os.path.dirname(os.path.abspath(demsim)), "demsim-pingpong")
     result = os.path.join(out, "pingpong.json")
@@ -77,7 +77,7 @@ def exec_pingpong(demsim, args, out, extra, rounds, emulate):
         "--", tool, "--out", result, "--rounds", str(rounds)]
     print("pingpong: " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       env=eager_env(args) if emulate else None)
+                       env=eager_env(args, config) if emulate else None)
     if p.returncode:
         print(p.stdout[-3000:])
         fail(f"demsim exec failed (exit {p.returncode})", p.returncode)
@@ -85,13 +85,13 @@ def exec_pingpong(demsim, args, out, extra, rounds, emulate):
         return {(r["pattern"], r["bytes"]): r for r in json.load(f)["rows"]}
 
 
-def run_once(args, demsim, pol, d, more):
+def run_once(args, demsim, pol, d, more, config="default"):
     """One DEM run into d (kept with --resume when its summary.json is there): its summary."""
     summary = os.path.join(d, "summary.json")
     if not (args.resume and os.path.isfile(summary)):
         saved = dict(os.environ)
         if "--emulate" in more:
-            os.environ.update(eager_env(args))
+            os.environ.update(eager_env(args, config))
         rc, _ = compare.run_policy(demsim, args.scenario, pol, d, more)
         os.environ.clear()
         os.environ.update(saved)
@@ -101,18 +101,26 @@ def run_once(args, demsim, pol, d, more):
         return json.load(f)
 
 
+def configs(args):
+    """The emulated configurations: Open MPI's defaults, and with --mpi-eager the raised eager limit."""
+    return ["default"] + (["eager"] if args.mpi_eager else [])
+
+
 def dem_runs(args, extra):
-    """{(lattice, policy): {"native_all": [summary], "native": median summary, "smpi": summary}}."""
-    res = {(lat, pol): {"native_all": []} for lat in args.lattices for pol in args.policies}
+    """{(lattice, policy): {"native_all": {config: [summary]}, "native": {config: median summary},
+    "smpi": summary}}; the emulated runs interleaved: repeat, lattice, policy, configuration."""
+    res = {(lat, pol): {"native_all": {c: [] for c in configs(args)}} for lat in args.lattices for pol in args.policies}
     common = ["--particles", str(args.particles), "--steps", str(args.steps), "--ranks", "2",
               "--repartition-every", str(max(1, args.steps // 5))] + extra
     for i in range(args.repeats):
         for (lat, pol), r in res.items():
-            d = os.path.join(args.runs, "emulated", f"{lat}-{pol}-{i + 1}")
-            r["native_all"].append(run_once(args, args.native, pol, d, ["--emulate", "--set",
-                                            f"problem.diameter_ratio={LATTICES[lat]}"] + common))
+            for c in configs(args):
+                d = os.path.join(args.runs, "emulated" + ("" if c == "default" else "-" + c), f"{lat}-{pol}-{i + 1}")
+                r["native_all"][c].append(run_once(args, args.native, pol, d, ["--emulate", "--set",
+                                                   f"problem.diameter_ratio={LATTICES[lat]}"] + common, c))
     for (lat, pol), r in res.items():
-        r["native"] = sorted(r["native_all"], key=lambda s: comm_per_step(s))[(args.repeats - 1) // 2]
+        r["native"] = {c: sorted(runs, key=comm_per_step)[(args.repeats - 1) // 2]
+                       for c, runs in r["native_all"].items()}
         d = os.path.join(args.runs, "smpi", f"{lat}-{pol}")
         r["smpi"] = run_once(args, args.smpi, pol, d, ["--set", f"problem.diameter_ratio={LATTICES[lat]}"] + common)
     return res
@@ -130,14 +138,22 @@ def err(pred, meas):
     return (pred - meas) / meas * 100.0 if meas else None
 
 
+def row(what, case, predicted, measured):
+    """A comparison row: measured {config: (value, [min, max])}; the error for each configuration."""
+    r = dict(what=what, case=case, predicted=predicted)
+    for c, (m, spread) in measured.items():
+        tail = "" if c == "default" else "_" + c
+        r["measured" + tail], r["spread" + tail] = m, spread
+        r["error_percent" + tail] = err(predicted, m) if predicted is not None else None
+    return r
+
+
 def message_rows(emu, smpi):
-    rows = []
-    for (pattern, size), m in sorted(emu.items()):
-        s = smpi[(pattern, size)]
-        rows.append(dict(what="message time (s)", case=f"{pattern} {size} B", measured=m["median_s"],
-                         predicted=s["median_s"], error_percent=err(s["median_s"], m["median_s"]),
-                         spread=[m["min_s"], m["max_s"]]))
-    return rows
+    """emu: {config: {(pattern, bytes): row}}."""
+    return [row("message time (s)", f"{pattern} {size} B", smpi[(pattern, size)]["median_s"],
+                {c: (e[(pattern, size)]["median_s"], [e[(pattern, size)]["min_s"], e[(pattern, size)]["max_s"]])
+                 for c, e in emu.items()})
+            for pattern, size in sorted(emu["default"])]
 
 
 def dem_rows(res):
@@ -148,33 +164,40 @@ def dem_rows(res):
                  lambda s: s["time_breakdown_s"]["compute_s"]))
     for (lat, pol), r in res.items():
         for what, f in measures:
-            m, s = f(r["native"]), f(r["smpi"])
             if what.startswith("repartition") and pol == "NOW":
                 continue
-            compared = not what.startswith("computing")
-            all_m = [f(x) for x in r["native_all"]]
-            rows.append(dict(what=what, case=f"{lat} {pol}", measured=m, predicted=s,
-                             error_percent=err(s, m) if compared else None, spread=[min(all_m), max(all_m)]))
+            measured = {c: (f(r["native"][c]), [min(map(f, runs)), max(map(f, runs))])
+                        for c, runs in r["native_all"].items()}
+            x = row(what, f"{lat} {pol}", f(r["smpi"]), measured)
+            if what.startswith("computing"):
+                x = {k: (None if k.startswith("error") else v) for k, v in x.items()}
+            rows.append(x)
     return rows
 
 
+LABELS = {"default": "Open MPI's defaults", "eager": "eager limit raised"}
+
+
 def figure(emu, smpi, path):
+    """Message time against size (emu: {config: rows}), and predicted over measured."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for pattern, style in (("pingpong", "-"), ("exchange", "--")):
-        sizes = sorted(b for p, b in emu if p == pattern)
-        m = [emu[(pattern, b)]["median_s"] for b in sizes]
+        sizes = sorted(b for p, b in emu["default"] if p == pattern)
         s = [smpi[(pattern, b)]["median_s"] for b in sizes]
-        axes[0].loglog(sizes, m, "o" + style, label=f"{pattern}, emulated (measured)", markersize=3)
-        axes[0].loglog(sizes, s, "s" + style, label=f"{pattern}, SMPI (predicted)", markersize=3)
-        axes[1].semilogx(sizes, [b / a for a, b in zip(m, s)], "o" + style, label=pattern, markersize=3)
+        axes[0].loglog(sizes, s, "s" + style, color="k", label=f"{pattern}, SMPI (predicted)", markersize=3)
+        for c, e in emu.items():
+            m = [e[(pattern, b)]["median_s"] for b in sizes]
+            axes[0].loglog(sizes, m, "o" + style, label=f"{pattern}, emulated, {LABELS[c]}", markersize=3)
+            axes[1].semilogx(sizes, [b / a for a, b in zip(m, s)], "o" + style, label=f"{pattern}, {LABELS[c]}",
+                             markersize=3)
     axes[0].set_xlabel("message size (B)")
     axes[0].set_ylabel("time (s)")
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=6)
     axes[1].axhspan(0.85, 1.15, color="0.9")
     axes[1].set_yscale("log")
     axes[1].set_xlabel("message size (B)")
     axes[1].set_ylabel("predicted / measured")
-    axes[1].legend(fontsize=7)
+    axes[1].legend(fontsize=6)
     figures._save(fig, os.path.dirname(path), os.path.basename(path))
 
 
@@ -190,16 +213,18 @@ BANDS = (("small, 8 B - 2 KiB (latency)", 8, 2048), ("medium, 4 KiB - 512 KiB", 
          ("large, 1 MiB - 8 MiB (bandwidth)", 1 << 20, 8 << 20))
 
 
-def band_lines(rows):
-    """Per pattern and size band: the error's range and how many sizes are within 15 %."""
-    L = ["| pattern | sizes | predicted / measured - 1 | within 15 % |", "|---|---|---|---|"]
+def band_lines(rows, cfgs):
+    """Per pattern, size band and configuration: the error's range and the sizes within 15 %."""
+    L = ["| pattern | sizes | emulated with | predicted / measured - 1 | within 15 % |", "|---|---|---|---|---|"]
     for pattern in ("pingpong", "exchange"):
         for name, lo, hi in BANDS:
-            e = [r["error_percent"] for r in rows if r["what"] == "message time (s)" and
-                 r["case"].startswith(pattern + " ") and lo <= int(r["case"].split()[1]) <= hi]
-            if e:
-                L.append(f"| {pattern} | {name} | {min(e):+.0f} % to {max(e):+.0f} % | "
-                         f"{sum(abs(x) <= 15 for x in e)} of {len(e)} |")
+            for c in cfgs:
+                key = "error_percent" + ("" if c == "default" else "_" + c)
+                e = [r[key] for r in rows if r["what"] == "message time (s)" and
+                     r["case"].startswith(pattern + " ") and lo <= int(r["case"].split()[1]) <= hi]
+                if e:
+                    L.append(f"| {pattern} | {name} | {LABELS[c]} | {min(e):+.0f} % to {max(e):+.0f} % | "
+                             f"{sum(abs(x) <= 15 for x in e)} of {len(e)} |")
     return L
 
 
@@ -211,6 +236,22 @@ def shown(r):
     return (size.bit_length() - 4) % 2 == 0
 
 
+def row_lines(rows, args):
+    """The table: predicted, then per configuration measured (spread) and error."""
+    cfgs = configs(args)
+    L = ["| what | case | predicted (SMPI) | " + " | ".join(f"measured, {LABELS[c]} (min - max) | error" for c in cfgs)
+         + " |", "|---|---|---|" + "---|---|" * len(cfgs)]
+    for r in filter(shown, rows):
+        cells = []
+        for c in cfgs:
+            t = "" if c == "default" else "_" + c
+            e = r["error_percent" + t]
+            cells.append(f"{r['measured' + t]:.4g} ({r['spread' + t][0]:.3g} - {r['spread' + t][1]:.3g}) | "
+                         + ("" if e is None else f"{e:+.1f} %"))
+        L.append(f"| {r['what']} | {r['case']} | {r['predicted']:.4g} | " + " | ".join(cells) + " |")
+    return L
+
+
 def report(args, extra, rows, started, emu, smpi):
     cmd = "validation/study/compare_real.py " + " ".join(args.argv)
     load = open("/proc/loadavg").read().split()[:3]
@@ -219,20 +260,15 @@ def report(args, extra, rows, started, emu, smpi):
              f"Started {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started))}, took "
              f"{time.time() - started:.0f} s; {kernel_note()}; load average before: {' '.join(args.load_before)},"
              f" after: {' '.join(load)}; {os.cpu_count()} cores.", "",
-             f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'}). Open MPI's TCP "
-             + (f"eager limit raised to {args.mpi_eager} B in the emulated runs. " if args.mpi_eager else
-                "transport with its defaults (rendezvous over 64 KiB). ") + "Emulated "
+             f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'}). Emulated with "
+             "Open MPI's TCP transport as it comes (messages over 64 KiB by rendezvous)"
+             + (f" and, interleaved with it, with its eager limit raised to {args.mpi_eager} B. " if args.mpi_eager else
+                ". ") + "Emulated "
              f"messages: median of {args.repeats} round(s) of every size (spread: min-max of all repetitions); "
              f"DEM: {args.particles} particles, {args.steps} steps, {args.repeats} emulated run(s) per row "
              "(median by the ghost exchange; spread: min-max), one SMPI run. Error = (predicted - measured) / measured.",
-             "", "## Messages by size band", ""] + band_lines(rows) + [
-             "", "## Every row (messages: every fourth size; compare_real.json has all 21)", "",
-             "| what | case | measured (emulated) | predicted (SMPI) | error | measured spread |",
-             "|---|---|---|---|---|---|"]
-    for r in filter(shown, rows):
-        e = "" if r["error_percent"] is None else f"{r['error_percent']:+.1f} %"
-        lines.append(f"| {r['what']} | {r['case']} | {r['measured']:.4g} | {r['predicted']:.4g} | {e} | "
-                     f"{r['spread'][0]:.4g} - {r['spread'][1]:.4g} |")
+             "", "## Messages by size band", ""] + band_lines(rows, configs(args)) + [
+             "", "## Every row (messages: every fourth size; compare_real.json has all 21)", ""] + row_lines(rows, args)
     lines += ["", "![message times](emulated.png)", ""]
     with open(os.path.join(args.out, "EMULATED.md"), "w") as f:
         f.write("\n".join(lines))
@@ -251,10 +287,11 @@ def main(args, extra):
     args.load_before = open("/proc/loadavg").read().split()[:3]
     os.makedirs(args.out, exist_ok=True)
     args.runs = os.path.abspath(args.runs or os.path.join(args.out, "runs"))
-    emu = exec_pingpong(args.native, args, os.path.join(args.runs, "pingpong-emulated"), extra, args.repeats, True)
+    emu = {c: exec_pingpong(args.native, args, os.path.join(args.runs, "pingpong-emulated-" + c), extra,
+                            args.repeats, True, c) for c in configs(args)}
     smpi = exec_pingpong(args.smpi, args, os.path.join(args.runs, "pingpong-smpi"), extra, 1, False)
-    for name, rows in (("pingpong-emulated.json", emu), ("pingpong-smpi.json", smpi)):
-        with open(os.path.join(args.out, name), "w") as f:
-            json.dump(list(rows.values()), f, indent=1)
+    with open(os.path.join(args.out, "pingpong.json"), "w") as f:
+        json.dump({"smpi": list(smpi.values()), **{"emulated_" + c: list(e.values()) for c, e in emu.items()}}, f,
+                  indent=1)
     res = dem_runs(args, extra)
     report(args, extra, message_rows(emu, smpi) + dem_rows(res), started, emu, smpi)
