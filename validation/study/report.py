@@ -70,20 +70,6 @@ def lambda_after_first_repartition(m):
     return float(m.lam[idx[0]]) if len(idx) else None
 
 
-def count_oscillation(m):
-    """Mean |relative change| of a rank's particle count from one repartition to the next (%),
-    and the share of changes that reverse the previous one's sign (%), from the second repartition."""
-    idx = np.nonzero(m.repart)[0]
-    if len(idx) < 3:
-        return None, None
-    counts = m.particles[idx]  # rows right after each repartition
-    d = np.diff(counts, axis=0)[1:]
-    rel = np.abs(d) / np.maximum(counts[1:-1], 1) * 100.0
-    signs = np.sign(d)
-    rev = [(signs[i] * signs[i - 1] < 0).mean() * 100 for i in range(1, len(signs))] if len(signs) > 1 else [0.0]
-    return float(rel.mean()), float(np.mean(rev))
-
-
 def full_length_section(data, sc):
     """Cases 1 and 3, NOW/RW shortened (the scale's steps) beside the full 10,000 steps, when both
     exist: what the shortening changes in lambda, the repartitions needed and RW's gain."""
@@ -228,7 +214,7 @@ def _general_rows(data):
     """observations' general rows: oscillation at low imbalance, communication on heterogeneous resources."""
     rows = []
     # general: oscillation at low imbalance
-    osc = {p: count_oscillation(data[f"case6-ratio0-{p}"]["m"]) if f"case6-ratio0-{p}" in data else (None, None)
+    osc = {p: F.count_oscillation(data[f"case6-ratio0-{p}"]["m"]) if f"case6-ratio0-{p}" in data else (None, None)
            for p in ("RW", "RW5")}
     rw, rw5 = osc["RW"], osc["RW5"]
     rows.append(("Low imbalance: small load variations make particle counts oscillate between repartitions "
