@@ -35,7 +35,7 @@ time = { dt = 1.0e-8; steps = 10000; };
 # The case scenarios' cloud varies: the grounded noise defaults (values, sources and what each
 # measures: scenarios/README.md, "A cloud that varies", table "The case scenarios' noise").
 # noise.enabled = false (--set) gives the deterministic model bit for bit.
-NOISE = {"enabled": "true", "dt": 0.01, "cpu_cv": 0.17, "cpu_tau": 0.035, "mem_cv": 0.0, "mem_tau": 0.0,
+NOISE = {"enabled": "true", "dt": 0.02, "horizon": 300.0, "cpu_cv": 0.17, "cpu_tau": 0.035, "mem_cv": 0.0, "mem_tau": 0.0,
          "net_cv": 0.0, "net_tau": 0.0}
 
 

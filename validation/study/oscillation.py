@@ -36,9 +36,9 @@ POLICIES = ["NOW", "RW", "RW5"]
 NOISELESS = "none"  # the seed label of the runs without noise
 
 
-def parse_args(doc, name, scenarios, policies):
-    """The seeded studies' command line (this one and damping_noise.py); None after saying what is
-    wrong (exit status 2)."""
+def parse_args(doc, name, scenarios, policies, default=None):
+    """The seeded studies' command line (this one and damping_noise.py): --scenarios of scenarios
+    (default: default, or all), --policies of policies; None after saying what is wrong (exit status 2)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", choices=sorted(SCALES), default="tiny")
     ap.add_argument("--seeds", type=int, default=5, help="noise seeds 1..N (default 5)")
@@ -46,7 +46,7 @@ def parse_args(doc, name, scenarios, policies):
     ap.add_argument("--demsim", default=os.path.join(TOP, "build", "smpi", "demsim"))
     ap.add_argument("-j", "--jobs", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="reuse the runs whose summary.json is already in DIR")
-    ap.add_argument("--scenarios", nargs="+", default=scenarios)
+    ap.add_argument("--scenarios", nargs="+", default=default or scenarios)
     ap.add_argument("--policies", nargs="+", choices=policies, default=policies)
     a = ap.parse_args()
     bad = [s for s in a.scenarios if s not in scenarios]
