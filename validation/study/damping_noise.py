@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The damping study in a cloud that varies: which policy damps noise without losing spikes.
 
-    validation/study/damping_noise.py [--scale tiny|study] [--seeds N] [--out DIR] [--demsim PATH]
+    validation/study/damping_noise.py [--scale tiny|mid|study] [--seeds N] [--out DIR] [--demsim PATH]
                                 [-j N] [--keep] [--scenarios NAME ...] [--policies P ...]
 
 Runs damping.py's policies (NOW and RW as references, RW5, EWMA, PI, and RUPER) on
@@ -27,9 +27,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "scenarios"))
-from sweep import POLICY_SCALES as SCALES, bar_panels, fmt, run_one, scale_args  # noqa: E402
+from sweep import bar_panels, fmt, run_one  # noqa: E402
 from damping import all_scenarios, scaled_copy  # noqa: E402
-from oscillation import NOISELESS, cell, parse_args, run_seeded, seed_args, spread  # noqa: E402
+from oscillation import NOISELESS, SCALES, cell, parse_args, run_seeded, scale_args, seed_args, spread  # noqa: E402
 from make_scenarios import INTERVAL_FULL_S, NOISE  # noqa: E402
 
 SCENARIOS = ["case6-ratio0", "case6-ratio50", "spiky-p2-d50", "spiky-p8-d25"]

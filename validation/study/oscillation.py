@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Particle-count oscillation at low imbalance, in a cloud that varies (noise.*).
 
-    validation/study/oscillation.py [--scale tiny|study] [--seeds N] [--out DIR] [--demsim PATH]
+    validation/study/oscillation.py [--scale tiny|mid|study] [--seeds N] [--out DIR] [--demsim PATH]
                               [-j N] [--keep] [--scenarios NAME ...] [--policies P ...]
 
 The study saw particle counts oscillate between repartitions when the imbalance is low ("small
@@ -16,8 +16,9 @@ the noiseless run; then what it says), DIR/oscillation.json (every run's figures
 DIR/oscillation.png. Each run's outputs are in DIR/<seed>/<scenario>-<policy>/ (seed "none":
 without noise); --keep reuses a run whose summary.json is already there.
 
-Scales: tiny = 20,000 particles, 100 steps, a repartition every 10; study = 500,000 particles,
-500 steps, a repartition every 50 (the report's shortened length). A metrics row every
+Scales: tiny = 20,000 particles, 100 steps, a repartition every 10; mid = 100,000 particles, 250
+steps, a repartition every 25; study = 500,000 particles, 500 steps, a repartition every 50 (the
+report's shortened length). A metrics row every
 repartition interval / 5. Exit status: 0 when every run succeeded, 1 when one failed, 2 on bad
 arguments.
 """
@@ -29,11 +30,19 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from sweep import POLICY_SCALES as SCALES, fmt, run_one, scale_args  # noqa: E402
+import sweep  # noqa: E402
+from sweep import fmt, run_one  # noqa: E402
 
 SCENARIOS = ["case6-ratio0", "case2"]
 POLICIES = ["NOW", "RW", "RW5"]
 NOISELESS = "none"  # the seed label of the runs without noise
+# the policy studies' scales (sweep.py) and one between them: ten repartition intervals each
+SCALES = dict(sweep.POLICY_SCALES, mid=(100000, 250, 25))
+
+
+def scale_args(scale):
+    n, steps, every = SCALES[scale]
+    return ["--particles", str(n), "--steps", str(steps), "--repartition-every", str(every)]
 
 
 def parse_args(doc, name, scenarios, policies, default=None):
