@@ -183,6 +183,7 @@ def figure(res, scenarios, policies, seeds, path):
         ax.set_xticks(range(len(scenarios)))
         ax.set_xticklabels(scenarios)
         ax.set_ylabel(label)
+        ax.set_ylim(top=ax.get_ylim()[1] * 1.35)  # room for the legend
     axes[0].legend(fontsize="small")
     fig.suptitle("Particle-count oscillation between repartitions, with and without noise")
     fig.tight_layout()
