@@ -61,7 +61,10 @@ int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned
 
 int dem_clock_set_noise(const dem_noise_t *n, char *err, unsigned long errlen)
 {
-  return n && n->enabled ? sim_noise_apply(n, err, errlen) : 0;
+  static int set;
+  if (set || !n || !n->enabled) return 0;
+  set = 1;
+  return sim_noise_apply(n, err, errlen);
 }
 
 /* A fixed duration nobody contends for (GPU kernels and copies, enqueue latencies). */

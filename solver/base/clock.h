@@ -70,10 +70,13 @@ int dem_clock_init(char *err, unsigned long errlen);
  * returns 0 and does nothing (the launcher starts real stress-ng processes instead). */
 int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned long errlen);
 
-/* Applies the noise model to the whole platform (call on one rank only, right after
- * dem_clock_init, before the time loop): speed profiles on the containers' and the memory buses'
+/* Applies the noise model to the whole platform (call on one rank only, at simulated time 0,
+ * before the time loop): speed profiles on the containers' and the memory buses'
  * hosts, the links' bandwidth varied by a daemon. Disabled or all cv = 0: nothing. Native build:
- * returns 0 and does nothing (real machines bring their own noise). */
+ * returns 0 and does nothing (real machines bring their own noise). Once per process: a second
+ * call does nothing. SimGrid dates a profile's first event at simulated time 0 whenever it is
+ * set; set later while messages are in flight (a device server's split), the engine stalled with
+ * every activity waiting, so demsim's world rank 0 sets them first thing (main.c). */
 int dem_clock_set_noise(const dem_noise_t *n, char *err, unsigned long errlen);
 
 /* device.cost = "measured": kernels reported with `measured` set are charged their time on this

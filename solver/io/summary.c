@@ -179,7 +179,9 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
   if (!o) return dem_fail(err, errlen, "%s: cannot build its JSON", path);
   /* another code modelled (device.code_cost): only then, so that demsim's own runs keep their fields */
   if (sc->code_cost != 1.0) json_object_set_new(o, "code_cost", json_real(sc->code_cost));
-  /* the noise model (noise.*): only when enabled, so that runs without noise keep their fields */
+  /* the noise model (noise.*): only when enabled, so that runs without noise keep their fields;
+   * the native build applies none (real machines bring their own), so its summary claims none */
+#ifdef DEMSIM_SMPI
   if (sc->noise.enabled) {
     const dem_noise_t *n = &sc->noise;
     json_object_set_new(o, "noise", json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "seed",
@@ -187,6 +189,7 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
                                               "mem_cv", n->mem_cv, "mem_tau_s", n->mem_tau, "net_cv", n->net_cv,
                                               "net_tau_s", n->net_tau, "dt_s", n->dt, "horizon_s", n->horizon));
   }
+#endif
   int n_after;
   const double *after = dem_balance_lambda_after(sim->balance, &n_after);
   json_t *la = json_array();

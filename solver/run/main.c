@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/clock.h"
 #include "base/parallel.h"
 #include "base/version.h"
 #include "device/remote.h"
@@ -124,6 +125,11 @@ int main(int argc, char **argv)
   if (status >= 0) return status;
 
   dem_parallel_init(&argc, &argv);
+  /* the noise profiles at simulated time 0, before the device servers' split takes any */
+  if (dem_parallel_world_rank() == 0 && dem_clock_set_noise(&sc.noise, err, sizeof err)) {
+    fprintf(stderr, "demsim: %s\n", err);
+    dem_parallel_abort(1);
+  }
   if (sc.server[0] && dem_parallel_split_servers(sc.ranks)) return serve_devices(&sc);
   int rc = dem_simulation_setup(&sim, &sc, &cli, err, sizeof err);
   if (rc == 0) rc = dem_simulation_run(&sim, err, sizeof err);

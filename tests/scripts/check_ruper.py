@@ -3,7 +3,8 @@
 
     tests/scripts/check_ruper.py --demsim build/smpi/demsim --out DIR
 
-Runs ruper.py on case 1 and case 2 under NOW, RW and RUPER and checks: exit status 0; RUPER.md
+Runs ruper.py on case 1 and case 2 under NOW, RW and RUPER, without noise (--no-noise: the
+deterministic model), and checks: exit status 0; RUPER.md
 has a table per scenario with a row per policy and the paragraph computed from them; ruper.png
 is a PNG that is not blank; every RUPER run's summary.json names its policy and counts speed
 reports (at least one per rank), and RUPER repartitions no more often than RW; on case 1 (four
@@ -105,7 +106,7 @@ def main():
     a = ap.parse_args()
     script = os.path.join(STUDY, "ruper.py")
     cmd = [sys.executable, script, "--scale", "tiny", "--out", a.out, "--demsim", a.demsim, "-j", "2",
-           "--scenarios"] + SCENARIOS + ["--policies"] + POLICIES
+           "--no-noise", "--scenarios"] + SCENARIOS + ["--policies"] + POLICIES
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(p.stdout)
     errors = []

@@ -69,6 +69,20 @@ def load_runs(runs_dir, names):
     return data
 
 
+def count_oscillation(m):
+    """Mean |relative change| of a rank's particle count from one repartition to the next (%),
+    and the share of changes that reverse the previous one's sign (%), from the second repartition."""
+    idx = np.nonzero(m.repart)[0]
+    if len(idx) < 3:
+        return None, None
+    counts = m.particles[idx]  # rows right after each repartition
+    d = np.diff(counts, axis=0)[1:]
+    rel = np.abs(d) / np.maximum(counts[1:-1], 1) * 100.0
+    signs = np.sign(d)
+    rev = [(signs[i] * signs[i - 1] < 0).mean() * 100 for i in range(1, len(signs))] if len(signs) > 1 else [0.0]
+    return float(rel.mean()), float(np.mean(rev))
+
+
 def total(data, name):
     r = data.get(name)
     return r["summary"]["sim_time_s"] if r else None

@@ -70,20 +70,6 @@ def lambda_after_first_repartition(m):
     return float(m.lam[idx[0]]) if len(idx) else None
 
 
-def count_oscillation(m):
-    """Mean |relative change| of a rank's particle count from one repartition to the next (%),
-    and the share of changes that reverse the previous one's sign (%), from the second repartition."""
-    idx = np.nonzero(m.repart)[0]
-    if len(idx) < 3:
-        return None, None
-    counts = m.particles[idx]  # rows right after each repartition
-    d = np.diff(counts, axis=0)[1:]
-    rel = np.abs(d) / np.maximum(counts[1:-1], 1) * 100.0
-    signs = np.sign(d)
-    rev = [(signs[i] * signs[i - 1] < 0).mean() * 100 for i in range(1, len(signs))] if len(signs) > 1 else [0.0]
-    return float(rel.mean()), float(np.mean(rev))
-
-
 def full_length_section(data, sc):
     """Cases 1 and 3, NOW/RW shortened (the scale's steps) beside the full 10,000 steps, when both
     exist: what the shortening changes in lambda, the repartitions needed and RW's gain."""
@@ -228,15 +214,19 @@ def _general_rows(data):
     """observations' general rows: oscillation at low imbalance, communication on heterogeneous resources."""
     rows = []
     # general: oscillation at low imbalance
-    osc = {p: count_oscillation(data[f"case6-ratio0-{p}"]["m"]) if f"case6-ratio0-{p}" in data else (None, None)
+    osc = {p: F.count_oscillation(data[f"case6-ratio0-{p}"]["m"]) if f"case6-ratio0-{p}" in data else (None, None)
            for p in ("RW", "RW5")}
     rw, rw5 = osc["RW"], osc["RW5"]
+    noisy = "case6-ratio0-RW" in data and data["case6-ratio0-RW"]["summary"].get("noise")
     rows.append(("Low imbalance: small load variations make particle counts oscillate between repartitions "
                  "(five identical unstressed containers)", "oscillation seen",
                  f"RW: counts change by {_fmt(rw[0], '.2f', ' %')} per repartition, {_fmt(rw[1], '.0f', ' %')} of "
-                 f"changes reverse; RW5: {_fmt(rw5[0], '.2f', ' %')}, {_fmt(rw5[1], '.0f', ' %')}",
+                 f"changes reverse; RW5: {_fmt(rw5[0], '.2f', ' %')}, {_fmt(rw5[1], '.0f', ' %')}"
+                 + (" (noise seed 1; over seeds: validation/oscillation/)" if noisy else ""),
                  "n/a" if rw[0] is None else ("oscillation reproduced" if (rw[1] or 0) > 30 and rw[0] > 0.1
-                                              else "little or no oscillation (the model has no load noise)"),
+                                              else "little or no oscillation (" + (
+                                                  "with the scenarios' noise" if noisy else "the model has no load noise")
+                                              + ")"),
                  "case6"))
 
     # general: heterogeneity -> parts of different sizes -> more communication
@@ -677,6 +667,10 @@ def hardware_section(hw):
 
 BEYOND = [("damping", "DAMPING.md", "damping.png",
            "Damping oscillations without losing spiky load (the study's open question): policies on spiky loads"),
+          ("oscillation", "OSCILLATION.md", "oscillation.png",
+           "Particle-count oscillation at low imbalance in a cloud that varies (noise seeds)"),
+          ("damping-noise", "DAMPING-NOISE.md", "damping_noise.png",
+           "Damping oscillations in a cloud that varies: which policy damps noise without losing spikes"),
           ("partitioners", "PARTITIONERS.md", "partitioners.png",
            "Does a graph or hypergraph partitioner beat RCB on heterogeneous containers? (the study's open question)"),
           ("compare-real", "COMPARE.md", "compare_real.png",

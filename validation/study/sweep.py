@@ -272,7 +272,7 @@ def scale_args(scale):
 
 def policy_args(doc, name, known, policies, jobs, keep=False):
     """The policy studies' command line: --scale, --out (out/NAME), --demsim, -j/--jobs (default
-    jobs), [--keep], --scenarios (of known), --policies (of policies). None after saying what is
+    jobs), [--keep], --scenarios (of known), --policies (of policies), --no-noise. None after saying what is
     wrong (exit status 2)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scale", choices=sorted(POLICY_SCALES), default="tiny")
@@ -283,6 +283,8 @@ def policy_args(doc, name, known, policies, jobs, keep=False):
         ap.add_argument("--keep", action="store_true", help="reuse the runs whose summary.json is already in DIR")
     ap.add_argument("--scenarios", nargs="+", help="a subset of the scenarios (names, without .cfg)")
     ap.add_argument("--policies", nargs="+", choices=policies, default=policies)
+    ap.add_argument("--no-noise", action="store_true",
+                    help="noise.enabled = false: the deterministic model (the case scenarios run with noise)")
     a = ap.parse_args()
     a.scenarios = a.scenarios or known
     bad = [s for s in a.scenarios if s not in known]
@@ -302,7 +304,8 @@ def run_policies(a, runs, scenario_file, collect):
     Returns ({(scenario, policy): figures}, failures)."""
     res, failed = {}, 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = [ex.submit(run_one, a.demsim, scenario_file(s), p, a.out, scale_args(a.scale)) for s, p in runs]
+        extra = scale_args(a.scale) + (["--set", "noise.enabled=false"] if getattr(a, "no_noise", False) else [])
+        futs = [ex.submit(run_one, a.demsim, scenario_file(s), p, a.out, extra) for s, p in runs]
         for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
             row = fut.result()
             r = collect(row)
