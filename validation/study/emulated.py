@@ -285,7 +285,7 @@ def row_lines(rows, args):
             t = "" if c == "default" else "_" + c
             e = r["error_percent" + t]
             cells.append(f"{r['measured' + t]:.4g} ({r['spread' + t][0]:.3g} - {r['spread' + t][1]:.3g}) | "
-                         + ("" if e is None else f"{e:+.1f} %"))
+                         + ("not compared" if e is None else f"{e:+.1f} %"))
         L.append(f"| {r['what']} | {r['case']} | {r['predicted']:.4g} | " + " | ".join(cells) + " |")
     return L
 
