@@ -603,9 +603,13 @@ def probe_node(n, containers):
                 latency=LOADED_LATENCY)
 
 
-def from_probe(probe_path, hostmap=None):
+def from_probe(probe_path, hostmap=None, container_link=None):
     """A platform of the probed cluster: per node N, host N (all its cores) and N-0..N-(c-1) (one
-    core each), plus the host map's containers (their names, on their node, with their cores)."""
+    core each), plus the host map's containers (their names, on their node, with their cores).
+    container_link (bandwidth B/s, one-way latency s): each container's link to its node instead of
+    the probed one, so that two containers of a node are joined as by that network (two links of
+    the bandwidth and half the latency): the platform of an emulated cloud (`demsim --emulate`
+    shapes each route to it) on the probed machine's cores."""
     pr = json.load(open(probe_path))
     if pr.get("format") != PROBE_FORMAT:
         raise SystemExit(f"make_platforms.py: {probe_path}: not a demsim probe file "
@@ -626,6 +630,12 @@ def from_probe(probe_path, hostmap=None):
         cs += [c for c in extra[n["name"]] if c[0] not in taken]
         out_nodes.append(probe_node(n, cs))
     net = probe_network(pr.get("pairs", []))
+    if container_link:
+        bw, lat = container_link
+        net["veth_bw"], net["veth_lat"] = f"{bw:.6g}Bps", f"{lat / 2:.6g}s"
+        net["doc"].append(f"container links: GIVEN (--container-link), not probed: a route between two containers of a "
+                          f"node is {bw / 1e6:.4g} MB/s and {lat * 1e6:.3g} us one way (two links), as an emulated "
+                          "network shapes it.")
     header = [f"A cluster probed by `{pr.get('command', 'demsim probe')}` on {pr.get('date', '?')}.",
               "Written by platforms/make_platforms.py --probe from " + os.path.basename(probe_path) + ".",
               f"Nodes: {', '.join(n['name'] for n in nodes)}. Per node N: host N (all cores), N-0.. (one core each)"
@@ -726,6 +736,8 @@ if __name__ == "__main__":
                     "'Describing a cloud'; platforms/openstack.toml): its platform, with --out")
     ap.add_argument("--probe", help="probe.json written by `demsim probe`")
     ap.add_argument("--hostmap", help="a native.hostmap file: its containers become hosts of the platform")
+    ap.add_argument("--container-link", help="with --probe: BANDWIDTH,LATENCY (B/s, s one way) of the route between "
+                    "two containers of a node, instead of the probed one (an emulated network's; e.g. 125e6,8e-6)")
     ap.add_argument("--out", help="the platform file to write (with --probe or --sites)")
     ap.add_argument("--sites", type=int, help="a multi-site platform of this many sites (function sites())")
     ap.add_argument("--nodes-per-site", type=int, default=4, help="with --sites: single-core nodes per site (4)")
@@ -766,7 +778,14 @@ if __name__ == "__main__":
         print(f"make_platforms.py: wrote {a.out}")
         raise SystemExit(0)
     if a.probe:
-        text = from_probe(a.probe, a.hostmap)
+        link = None
+        if a.container_link:
+            try:
+                link = tuple(float(x) for x in a.container_link.split(","))
+                assert len(link) == 2 and link[0] > 0 and link[1] >= 0
+            except (ValueError, AssertionError):
+                ap.error(f"--container-link {a.container_link}: expected BANDWIDTH,LATENCY (B/s, s), e.g. 125e6,8e-6")
+        text = from_probe(a.probe, a.hostmap, link)
         out = a.out or os.path.join(os.path.dirname(os.path.abspath(a.probe)), "platform.xml")
         with open(out, "w") as f:
             f.write(text)

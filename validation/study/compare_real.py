@@ -179,6 +179,8 @@ def main():
     ap.add_argument("--resume", action="store_true", help="with --emulate: keep the runs already made")
     ap.add_argument("--mpi-eager", type=int, default=0, help="with --emulate: Open MPI's TCP eager limit, bytes, in "
                     "the emulated runs (default: Open MPI's, 64 KiB)")
+    ap.add_argument("--probed", action="store_true", help="with --emulate: platform.file is a probed platform of this "
+                    "machine (make_platforms.py --probe --container-link): compare computing and total time too")
     ap.add_argument("--runs", help="with --emulate: where the runs go (default OUT/runs)")
     ap.add_argument("--lattices", nargs="+", default=["contact", "apart"], choices=["contact", "apart"],
                     help="with --emulate: the DEM runs' lattices")
