@@ -7,8 +7,10 @@ lower of the triad and kick-drift's streams, where the file has them),
 gathers, core rate = clock x KERNEL_FLOPS_PER_CYCLE, network from the ping-pongs), on which every
 container of the map is a host with its core count (a neighbour given a rank container's cores
 marked as sharing them); a 2-rank scenario with a memory stress on a
-neighbour of the map then runs under SMPI, the stressed rank's load above the other's. Bad inputs
-(a host the probe does not know, a file that is not a probe) fail with a message.
+neighbour of the map then runs under SMPI, the stressed rank's load above the other's. With
+--container-link 125e6,8e-6 the route between two containers of a node (c1, s1) is 125 MB/s and 8 us (as
+sim/routes.c reads it, when built). Bad inputs (a host the probe does not know, a file that is not
+a probe, a malformed --container-link) fail with a message.
 
     check_probed_platform.py --demsim build/smpi/demsim --out DIR
 """
@@ -105,7 +107,24 @@ def main():
     p = subprocess.run([sys.executable, MP, "--probe", hostmap, "--out", xml + ".bad"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     check(p.returncode != 0, "a file that is not a probe accepted")
+    check_container_link(a, hostmap, check)
     return checking.verdict("check_probed_platform", check.failures)
+
+
+def check_container_link(a, hostmap, check):
+    xml = os.path.join(a.out, "linked.xml")
+    p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--hostmap", hostmap, "--container-link", "125e6,8e-6",
+                        "--out", xml], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(p.returncode == 0, f"--container-link: {p.stdout}")
+    routes = os.path.join(os.path.dirname(os.path.abspath(a.demsim)), "demsim-routes")
+    if p.returncode == 0 and os.access(routes, os.X_OK):
+        r = subprocess.run([routes, xml, "c1", "s1"], capture_output=True, text=True)  # both on node-b
+        w = r.stdout.split()
+        check(len(w) >= 4 and abs(float(w[2]) - 125e6) < 1 and abs(float(w[3]) - 8e-6) < 1e-12,
+              f"--container-link route c1-s1: {r.stdout}{r.stderr}")
+    p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--container-link", "fast", "--out", xml + ".bad"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(p.returncode == 2 and "BANDWIDTH,LATENCY" in p.stdout, f"--container-link fast: {p.stdout}")
 
 
 if __name__ == "__main__":
