@@ -29,15 +29,16 @@ import figures  # noqa: E402  (matplotlib, Agg backend)
 import sweep  # noqa: E402
 from figures import plt  # noqa: E402
 
-def run_policy(demsim, scenario, policy, rundir, extra):
-    """Runs demsim, showing its progress on one line; returns (exit status, wall seconds)."""
+def run_policy(demsim, scenario, policy, rundir, extra, env=None):
+    """Runs demsim (in env, default this process's environment), showing its progress on one line;
+    returns (exit status, wall seconds)."""
     cmd = [demsim, "run", scenario, "--policy", policy, "--out", rundir] + extra
     os.makedirs(rundir, exist_ok=True)
     tty = sys.stdout.isatty()
     t0 = time.time()
     with open(os.path.join(rundir, "demsim.log"), "w") as log:
         log.write(" ".join(cmd) + "\n")
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1, env=env)
         last = ""
         for line in p.stdout:
             log.write(line)

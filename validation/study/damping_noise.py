@@ -29,7 +29,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "scenarios"))
 from sweep import bar_panels, fmt, run_one  # noqa: E402
 from damping import all_scenarios, scaled_copy  # noqa: E402
-from oscillation import NOISELESS, SCALES, cell, parse_args, run_seeded, scale_args, seed_args, spread  # noqa: E402
+from oscillation import (NOISELESS, SCALES, cell, parse_args, run_seeded, scale_args, seed_args, spread,  # noqa: E402
+                         write_runs)
 from make_scenarios import INTERVAL_FULL_S, NOISE  # noqa: E402
 
 SCENARIOS = ["case6-ratio0", "case6-ratio50", "spiky-p2-d50", "spiky-p8-d25"]
@@ -165,10 +166,8 @@ def main():
     lines += ["## What it says", ""] + what_it_says(res, a.scenarios, a.policies, seeds) + [""]
     with open(os.path.join(a.out, "DAMPING-NOISE.md"), "w") as f:
         f.write("\n".join(lines))
-    with open(os.path.join(a.out, "damping_noise.json"), "w") as f:
-        json.dump({"scale": a.scale, "seeds": seeds, "interval_s": interval, "noise_factor": noise, "runs": [
-            {"scenario": s, "policy": p, "seed": k, **(r or {"failed": True})} for (s, p, k), r in sorted(
-                res.items(), key=str)]}, f, indent=1)
+    write_runs(os.path.join(a.out, "damping_noise.json"),
+               {"scale": a.scale, "seeds": seeds, "interval_s": interval, "noise_factor": noise}, res)
     figure(res, a.scenarios, a.policies, seeds, os.path.join(a.out, "damping_noise.png"))
     print(f"damping_noise.py: {os.path.join(a.out, 'DAMPING-NOISE.md')}, damping_noise.json, damping_noise.png")
     return 1 if failed else 0

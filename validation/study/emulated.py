@@ -91,12 +91,8 @@ def run_once(args, demsim, pol, d, more, config="default"):
     """One DEM run into d (kept with --resume when its summary.json is there): its summary."""
     summary = os.path.join(d, "summary.json")
     if not (args.resume and os.path.isfile(summary)):
-        saved = dict(os.environ)
-        if "--emulate" in more:
-            os.environ.update(eager_env(args, config))
-        rc, _ = compare.run_policy(demsim, args.scenario, pol, d, more)
-        os.environ.clear()
-        os.environ.update(saved)
+        env = eager_env(args, config) if "--emulate" in more else None
+        rc, _ = compare.run_policy(demsim, args.scenario, pol, d, more, env)
         if rc:
             fail(f"run {d} failed (exit {rc}); log in {d}/demsim.log", rc)
     with open(summary) as f:

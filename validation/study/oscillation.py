@@ -70,6 +70,13 @@ def parse_args(doc, name, scenarios, policies, default=None):
     return a
 
 
+def write_runs(path, meta, res):
+    """A seeded study's JSON: meta and one entry per run {(scenario, policy, seed): figures or None}."""
+    with open(path, "w") as f:
+        json.dump(dict(meta, runs=[{"scenario": s, "policy": p, "seed": k, **(r or {"failed": True})}
+                                   for (s, p, k), r in sorted(res.items(), key=str)]), f, indent=1)
+
+
 def seed_args(seed):
     """The noise settings of one run: the scenario's own noise with this seed, or none at all."""
     if seed == NOISELESS:
@@ -218,10 +225,7 @@ def main():
     lines += ["## What it says", ""] + what_it_says(res, a.scenarios, a.policies, seeds) + [""]
     with open(os.path.join(a.out, "OSCILLATION.md"), "w") as f:
         f.write("\n".join(lines))
-    with open(os.path.join(a.out, "oscillation.json"), "w") as f:
-        json.dump({"scale": a.scale, "seeds": seeds, "runs": [
-            {"scenario": s, "policy": p, "seed": k, **(r or {"failed": True})} for (s, p, k), r in sorted(
-                res.items(), key=str)]}, f, indent=1)
+    write_runs(os.path.join(a.out, "oscillation.json"), {"scale": a.scale, "seeds": seeds}, res)
     figure(res, a.scenarios, a.policies, seeds, os.path.join(a.out, "oscillation.png"))
     print(f"oscillation.py: {os.path.join(a.out, 'OSCILLATION.md')}, oscillation.json, oscillation.png")
     return 1 if failed else 0
