@@ -47,7 +47,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 #    on 2026-12-03 gave 0.90, 1.43, 1.63, all flops at one rate.) Gathers, dependent chains and branches,
 #    not the vector width, bound the rest of such kernels, so the figure carries over to other
 #    x86 cores by their clock (not by their peak). A CPU host's speed is its base clock x
-#    KERNEL_FLOPS_PER_CYCLE.
+#    KERNEL_FLOPS_PER_CYCLE; a probed node's is measured by its probe where it ran the kernel
+#    (kernel_rate, probed_flops_per_cycle).
 KERNEL_FLOPS_PER_CYCLE = 3.10
 # The P100 runs the same kernels. Its FP64 rate for them comes from a published measurement of
 # an OpenCL DEM with tangential history on this GPU: 3.7-5.7 x (geometric middle 4.6 x) a
@@ -565,6 +566,34 @@ def clock_and_lanes(peak, scalar, register_lanes, scalar_over_lanes=None):
     return scalar / 4.0, datapath
 
 
+def kernel_rate(time_s, flops, traffic, divsqrt, bw, divider, cores=1):
+    """The core's flop/s for the DEM kernels from the contact-force kernel's measured time on
+    `cores` cores (validation/calibrate_cost's dem_forces_all row: its model flops, DRAM traffic
+    and divisions and square roots): the time less the model's memory term (traffic / bw), the
+    launch latency and the divider's share (divsqrt / (cores x divider lanes/s)) is its compute;
+    the other flops over it, per core. Over the core's clock it is KERNEL_FLOPS_PER_CYCLE as
+    measured there (validation/study/hardware.py; demsim probe's contact_kernel_1core)."""
+    compute = time_s - traffic / bw - CPU_LAUNCH_LATENCY - divsqrt / (cores * divider)
+    if compute <= 0:
+        raise ValueError(f"kernel_rate: {time_s:.4g} s leaves no compute time after the memory and divider terms")
+    return (flops - divsqrt) / (cores * compute)
+
+
+def probed_flops_per_cycle(n, core_bw, clock):
+    """KERNEL_FLOPS_PER_CYCLE of a probed node: measured by its probe where it ran the
+    contact-force kernel on one core (contact_kernel_1core, the median of its repetitions: what a
+    run meets on a shared host, where the best is the least disturbed one), else the constant;
+    with a line that says which."""
+    k = n.get("contact_kernel_1core")
+    if not k or not k.get("median_s") or not n.get("divider_1core"):
+        return KERNEL_FLOPS_PER_CYCLE, (f"KERNEL_FLOPS_PER_CYCLE {KERNEL_FLOPS_PER_CYCLE} (the platforms' constant: this "
+                                        "probe did not run the contact-force kernel)")
+    fpc = kernel_rate(k["median_s"], k["flops"], k["traffic_B"], k["divsqrt"], core_bw, n["divider_1core"]) / clock
+    return fpc, (f"kernel flops per cycle {fpc:.3g}, MEASURED by this probe: the contact-force kernel on one core, "
+                 f"{k['particles']:.0f} particles, median {k['median_s'] * 1e3:.3g} ms (best {k['best_s'] * 1e3:.3g} ms), "
+                 f"less its memory and divider terms (make_platforms.kernel_rate; the constant: {KERNEL_FLOPS_PER_CYCLE})")
+
+
 def probe_node(n, containers):
     """One probed node: its bus, per-core figures and containers [(host id, cores, name, the
     containers whose cores it shares)]."""
@@ -573,7 +602,8 @@ def probe_node(n, containers):
     core_bw = measured_core_bw(n["triad_1core_Bps"], n.get("streams_1core_Bps"), bw)
     scalar = n.get("scalar_flops_1core")  # absent in a probe.json of before it
     clock, lanes = clock_and_lanes(n["flops_peak_1core"], scalar, n["vector_lanes"])
-    flops = clock * KERNEL_FLOPS_PER_CYCLE
+    fpc, fpc_doc = probed_flops_per_cycle(n, core_bw, clock)
+    flops = clock * fpc
     llc = n.get("llc_bytes") or LLC_PER_CORE * cores
     rates = ", ".join(f"{k['cores']} core(s) {k['particle_steps_per_s']:.3g}" for k in n.get("kernel_rate", []))
     stressed = n.get("triad_1core_stressed_Bps")
@@ -585,7 +615,7 @@ def probe_node(n, containers):
            f"missed gathers {n['gather_1core_Bps'] / 1e9:.3g} GB/s per core; FP64 peak {n['flops_peak_1core'] / 1e9:.3g} GF/s per core"
            f" ({n['vector_lanes']} lanes a register" + (f", {lanes:.3g} a cycle: scalar {scalar / 1e9:.3g} GF/s" if lanes else "")
            + f"), so a {clock / 1e9:.3g} GHz clock and {flops / 1e9:.3g} GF/s for the DEM kernels",
-           f"(KERNEL_FLOPS_PER_CYCLE {KERNEL_FLOPS_PER_CYCLE}); last-level cache {llc / 2**20:.3g} MiB"
+           f"({fpc_doc}); last-level cache {llc / 2**20:.3g} MiB"
            + ("" if n.get("llc_bytes") else " (ESTIMATE: not readable)") + ".",
            (f"divider {divider / 1e9:.3g} G lanes/s per core (divisions and square roots)." if divider else
             "divider: not in this probe (divisions and square roots charged as one flop each)."),

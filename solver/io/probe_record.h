@@ -28,6 +28,12 @@ typedef struct dem_probe_node {
   double scalar_flops_1core;  /* flop/s, the same chains in scalar code (their ratio: the datapath's lanes) */
   double vector_lanes;        /* doubles per vector register of bwprobe's build */
   double divider_1core;       /* lanes/s of FP64 divisions and square roots, one thread */
+  /* the contact-force kernel (dem_forces_all) on one core, one PoCL thread, by
+   * validation/calibrate_cost over its contact lattice; its counts as the cost model (sim/cost.c)
+   * gives them, so that make_platforms.py derives the core's rate for the kernels from it */
+  struct {
+    double particles, best_s, median_s, flops, traffic_B, divsqrt, reference_over_kernel;
+  } contact;
   int n_kernel;
   struct { int cores; double particle_steps_per_s, loop_s; } kernel[DEM_PROBE_MAX_KERNELS];
   int n_cl;

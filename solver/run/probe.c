@@ -53,6 +53,7 @@ typedef struct probe_ctx {
   const dem_cli_probe_t *opt;
   char self[PROBE_PATH];    /* this program */
   char bwprobe[PROBE_PATH]; /* demsim-bwprobe, beside it */
+  char calibrate[PROBE_PATH]; /* validation/calibrate_cost of the same build tree */
   char dir[PROBE_PATH];     /* --out */
   char name[256];           /* short host name: the prefix of progress lines */
   int cpus[CPU_SETSIZE];    /* the cores this process may run on, in order */
@@ -359,6 +360,52 @@ static int measure_kernels(const probe_ctx_t *c, dem_probe_node_t *nd)
   return rc;
 }
 
+/* The contact-force kernel on the first core, one PoCL thread (a one-core container's rank), over
+ * calibrate_cost's contact lattice of 60^3 particles: its row of dem_forces_all (counts from the
+ * cost model, best and median of the repetitions) and the C reference's pair pass over the
+ * kernel's. Not measured (NAN, a progress line saying why) where calibrate_cost is not built. */
+static int measure_contact_kernel(const probe_ctx_t *c, dem_probe_node_t *nd)
+{
+  if (access(c->calibrate, X_OK)) {
+    progress(c, "contact-force kernel not measured: %s is not built", c->calibrate);
+    return 0;
+  }
+  char out[PROBE_PATH + 32], line[1024];
+  snprintf(out, sizeof out, "%s/calibrate-contact.txt", c->dir);
+  const char *reps = c->opt->quick ? "5" : "10";
+  char *args[] = {(char *)c->calibrate, "--host", "local-0", "--sizes", "60", "--packings", "contact", "--reps",
+                  (char *)reps, "--reference", "1", NULL};
+  if (wait_child(spawn(args, 1, c->cpus, 1, out, 0), "calibrate_cost (contact-force kernel)")) return -1;
+  FILE *f = fopen(out, "r");
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f)) {
+    for (char *q = line; *q; q++)
+      if (*q == '|') *q = ' ';
+    double v[19];
+    char kernel[32];
+    const char *ref = strstr(line, "scalar over lanes");
+    if (!strncmp(line, "contact", 7) && ref) nd->contact.reference_over_kernel = atof(ref + 17);
+    if (strncmp(line, "contact", 7) ||
+        sscanf(line, "%*s %lf %31s %lf %lf %lf %lf %lf %lf %lf %lf %*s %*s %*s %*s %*s %*s %*s %lf", &v[1], kernel,
+               &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[18]) != 11 ||
+        strcmp(kernel, "forces_all"))
+      continue;
+    nd->contact.particles = v[1];
+    nd->contact.flops = v[7];
+    nd->contact.traffic_B = v[8];
+    nd->contact.best_s = v[9] * 1e-6;
+    nd->contact.median_s = v[10] * 1e-6;
+    nd->contact.divsqrt = v[18];
+  }
+  fclose(f);
+  add_command(nd, "POCL_MAX_PTHREAD_COUNT=1 %s --host local-0 --sizes 60 --packings contact --reps %s --reference 1 "
+              "(core %d)", c->calibrate, reps, c->cpus[0]);
+  progress(c, "contact-force kernel, 1 core: %.3g s (median of %s; best %.3g s) for %.3g flops over %.0f particles, "
+           "C reference %.3g x", nd->contact.median_s, reps, nd->contact.best_s, nd->contact.flops,
+           nd->contact.particles, nd->contact.reference_over_kernel);
+  return isnan(nd->contact.median_s) ? -1 : 0;
+}
+
 /* ---- pairs -------------------------------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
@@ -410,6 +457,8 @@ static int probe_context(probe_ctx_t *c, const dem_cli_probe_t *opt)
   snprintf(c->bwprobe, sizeof c->bwprobe, "%s", c->self);
   char *slash = strrchr(c->bwprobe, '/');
   snprintf(slash + 1, sizeof c->bwprobe - (size_t)(slash + 1 - c->bwprobe), "demsim-bwprobe");
+  snprintf(c->calibrate, sizeof c->calibrate, "%.*svalidation/calibrate_cost", (int)(slash + 1 - c->bwprobe),
+           c->bwprobe);
   snprintf(c->dir, sizeof c->dir, "%s", opt->out);
   dem_parallel_processor_name(c->name, sizeof c->name);
   c->name[strcspn(c->name, ".")] = '\0';
@@ -435,6 +484,8 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
   nd->gather_1core_Bps = nd->lattice_1core_Bps = nd->streams_1core_Bps = nd->flops_peak_1core = nd->vector_lanes =
       nd->scalar_flops_1core = NAN;
   nd->divider_1core = NAN;
+  nd->contact.particles = nd->contact.best_s = nd->contact.median_s = nd->contact.flops = nd->contact.traffic_B =
+      nd->contact.divsqrt = nd->contact.reference_over_kernel = NAN;
   if (dem_files_make_dirs(c->dir)) {
     fprintf(stderr, "demsim: probe: cannot create %s: %s\n", c->dir, strerror(errno));
     *rc = -1;
@@ -445,7 +496,7 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
     *rc = -1;
   } else if (measure_memory(c, nd))
     *rc = -1;
-  if (!c->opt->no_kernels && measure_kernels(c, nd)) *rc = -1;
+  if (!c->opt->no_kernels && (measure_contact_kernel(c, nd) | measure_kernels(c, nd))) *rc = -1;
   char *text = dem_summary_probe_node(nd);
   free(nd);
   return text;

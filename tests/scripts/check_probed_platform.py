@@ -4,7 +4,8 @@
 platforms/make_platforms.py --probe validation/data/probe-example.json --hostmap MAP writes a
 platform whose figures are the probe's (checked against the file: bus, per-core bandwidth (the
 lower of the triad and kick-drift's streams, where the file has them),
-gathers, core rate = clock x KERNEL_FLOPS_PER_CYCLE, network from the ping-pongs), on which every
+gathers, core rate = the probe's contact-force kernel rate on one core where it has one (node-a),
+else clock x KERNEL_FLOPS_PER_CYCLE (node-b), network from the ping-pongs), on which every
 container of the map is a host with its core count (a neighbour given a rank container's cores
 marked as sharing them); a 2-rank scenario with a memory stress on a
 neighbour of the map then runs under SMPI, the stressed rank's load above the other's. With
@@ -68,12 +69,19 @@ def main():
         check(float(hosts[f"{name}-membus"].get("speed").rstrip("f")) == n["triad_allcore_Bps"], f"{name}-membus speed")
         clock = n["flops_peak_1core"] / (4 * n["vector_lanes"])
         speed = float(hosts[name].get("speed").rstrip("f"))
-        check(abs(speed / (clock * make_platforms.KERNEL_FLOPS_PER_CYCLE) - 1) < 1e-5, f"{name} speed {speed}")
+        k = n.get("contact_kernel_1core")
+        core = min(n["triad_1core_Bps"], n.get("streams_1core_Bps") or n["triad_1core_Bps"], n["triad_allcore_Bps"])
+        if k:  # the probe's contact-force kernel on one core: its median less memory, launch and divider time
+            rate = (k["flops"] - k["divsqrt"]) / (k["median_s"] - k["traffic_B"] / core - 5e-6
+                                                  - k["divsqrt"] / n["divider_1core"])
+            check(abs(speed / rate - 1) < 1e-5, f"{name} speed {speed}, expected the measured kernel rate {rate}")
+            check("MEASURED by this probe" in open(xml).read(), "the measured kernel rate not documented")
+        else:  # a probe without it: clock x the platforms' constant
+            check(abs(speed / (clock * make_platforms.KERNEL_FLOPS_PER_CYCLE) - 1) < 1e-5, f"{name} speed {speed}")
         check(hosts[name].get("core") == str(n["cores"]), f"{name} cores")
         check(all(f"{name}-{i}" in hosts for i in range(n["cores"])), f"{name}-i single-core hosts")
         # the lower of the triad's and kick-drift's streams' (node-b's file has the streams below its triad;
         # node-a's has none, as a probe file of before the figure)
-        core = min(n["triad_1core_Bps"], n.get("streams_1core_Bps") or n["triad_1core_Bps"], n["triad_allcore_Bps"])
         check(float(props[name]["core_bw"]) == core, f"{name} core_bw {props[name]['core_bw']}, expected {core}")
         check(float(props[name]["core_gather_bw"]) == n["gather_1core_Bps"], f"{name} core_gather_bw")
         if n.get("divider_1core"):

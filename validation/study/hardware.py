@@ -160,8 +160,8 @@ def kernel_flops_per_cycle(pr, plat, exe, reps=10, side=60):
     cores = 2
     bw = min(cores * core_bw_of(pr), node_bw_of(pr))
     divider_s = divsqrt / (cores * pr["divider_1core"])
-    compute = best - traffic / bw - CPU_LATENCY - divider_s
-    rate = (flops - divsqrt) / (cores * compute)
+    import make_platforms as mp
+    rate = mp.kernel_rate(best, flops, traffic, divsqrt, bw, pr["divider_1core"], cores)
     clock = clock_and_lanes(pr)[0]
     return dict(kernel_row=row, kernel_flops=flops, kernel_traffic=traffic, kernel_best_s=best,
                 kernel_divsqrt=divsqrt, kernel_divider_s=divider_s,
