@@ -633,13 +633,29 @@ def probe_node(n, containers):
                 latency=LOADED_LATENCY)
 
 
-def from_probe(probe_path, hostmap=None, container_link=None):
+def cpu_shares(ap, items):
+    """{container: share} of --cpu-share CONTAINER=S options (exit 2 on a malformed one)."""
+    out = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            share = float(value)
+            assert name and 0 < share <= 1
+        except (ValueError, AssertionError):
+            ap.error(f"--cpu-share {item}: expected CONTAINER=S with 0 < S <= 1, e.g. c1=0.5")
+        out[name] = share
+    return out
+
+
+def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
     """A platform of the probed cluster: per node N, host N (all its cores) and N-0..N-(c-1) (one
     core each), plus the host map's containers (their names, on their node, with their cores).
     container_link (bandwidth B/s, one-way latency s): each container's link to its node instead of
     the probed one, so that two containers of a node are joined as by that network (two links of
     the bandwidth and half the latency): the platform of an emulated cloud (`demsim --emulate`
-    shapes each route to it) on the probed machine's cores."""
+    shapes each route to it) on the probed machine's cores. cpu_shares {container: s}: that host map
+    container gets the part s of its cores' time (property cpu_share: a CFS quota under the
+    emulator, the work stretched by 1/s in the simulation)."""
     pr = json.load(open(probe_path))
     if pr.get("format") != PROBE_FORMAT:
         raise SystemExit(f"make_platforms.py: {probe_path}: not a demsim probe file "
@@ -659,6 +675,12 @@ def from_probe(probe_path, hostmap=None, container_link=None):
         taken = {c[0] for c in cs}
         cs += [c for c in extra[n["name"]] if c[0] not in taken]
         out_nodes.append(probe_node(n, cs))
+    for name, share in (cpu_shares or {}).items():
+        hosts = [c for nd in out_nodes for c in nd["containers"] if c["host"] == name and name in {p[0] for p in placed}]
+        if not hosts:
+            print(f"make_platforms.py: --cpu-share {name}={share}: no container '{name}' in the host map", file=sys.stderr)
+            raise SystemExit(2)
+        hosts[0]["props"].append(("cpu_share", f"{share:.6g}"))
     net = probe_network(pr.get("pairs", []))
     if container_link:
         bw, lat = container_link
@@ -766,6 +788,9 @@ if __name__ == "__main__":
                     "'Describing a cloud'; platforms/openstack.toml): its platform, with --out")
     ap.add_argument("--probe", help="probe.json written by `demsim probe`")
     ap.add_argument("--hostmap", help="a native.hostmap file: its containers become hosts of the platform")
+    ap.add_argument("--cpu-share", action="append", default=[], metavar="CONTAINER=S",
+                    help="with --probe and --hostmap: that container gets the part S (0 < S <= 1) of its cores' time "
+                         "(property cpu_share; repeatable)")
     ap.add_argument("--container-link", help="with --probe: BANDWIDTH,LATENCY (B/s, s one way) of the route between "
                     "two containers of a node, instead of the probed one (an emulated network's; e.g. 125e6,8e-6)")
     ap.add_argument("--out", help="the platform file to write (with --probe or --sites)")
@@ -815,7 +840,7 @@ if __name__ == "__main__":
                 assert len(link) == 2 and link[0] > 0 and link[1] >= 0
             except (ValueError, AssertionError):
                 ap.error(f"--container-link {a.container_link}: expected BANDWIDTH,LATENCY (B/s, s), e.g. 125e6,8e-6")
-        text = from_probe(a.probe, a.hostmap, link)
+        text = from_probe(a.probe, a.hostmap, link, cpu_shares(ap, a.cpu_share))
         out = a.out or os.path.join(os.path.dirname(os.path.abspath(a.probe)), "platform.xml")
         with open(out, "w") as f:
             f.write(text)

@@ -27,6 +27,10 @@
  *                     one): the core's rate is that of code in lanes, scalar code runs at
  *                     1/simd_lanes of it (sim/cost.h: sim_cost_cpu_flops); optional: without
  *                     it, 1 (no difference)
+ *   cpu_share         0 < s <= 1: the part of each of its cores' time the container gets, as a CFS
+ *                     quota gives it (the emulator sets the same quota: README, "Emulating a
+ *                     scenario"): its work runs at full speed and then waits (1/s - 1) times as
+ *                     long (sim/membus.c); optional: without it, 1
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
@@ -58,6 +62,7 @@ typedef struct sim_host {
   double gpu_gather_bw;   /* B/s, GPU memory bandwidth for gathered data (device = gpu) */
   double pcie_bw;         /* B/s, host<->device copies (device = gpu) */
   double launch_latency;  /* s, per kernel launch or copy enqueued on the GPU (device = gpu) */
+  double cpu_share;       /* 0 < s <= 1: the part of its cores' time the container gets (1: all) */
   double storage_bw;      /* B/s, the container's storage (checkpoints); 0 when the platform has none */
   double divider_rate;    /* lanes/s, one core's divisions and square roots; 0 when the platform has none */
   double first_touch_bw;  /* B/s, fresh memory mapped at first write; 0 when the platform has none */

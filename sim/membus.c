@@ -21,12 +21,16 @@
  * line before the arithmetic that uses it, so its compute and its traffic add up. Both were
  * measured on this project's kernels (BENCHMARKS-history.md, "The hardware check after the kernel
  * changes": kick_drift ran in about the larger of the two; the contact kernel slowed beside
- * stress-ng --vm as the sum predicts). */
+ * stress-ng --vm as the sum predicts).
+ * A container with part of its cores' time (cpu_share s < 1, a CFS quota) runs its work as above
+ * and then waits (1/s - 1) times as long: the quota's periods (10 ms) are short beside a step, so
+ * on average the work runs a fraction s of the time, its flows on the bus too. */
 #include "membus.h"
 
 #include "host.h"
 
 #include <simgrid/actor.h>
+#include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 
@@ -34,8 +38,8 @@ enum { MAX_FLOWS = 64 };
 
 static double min2(double a, double b) { return a < b ? a : b; }
 
-int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
-                   double core_bw, int overlap)
+static int run_unthrottled(const struct sim_host *h, double flops, int cores, double traffic, double core_bw,
+                           int overlap)
 {
   if (cores < 1) cores = 1;
   if (cores > MAX_FLOWS) cores = MAX_FLOWS;
@@ -70,11 +74,22 @@ int sim_membus_run(const struct sim_host *h, double flops, int cores, double tra
   return rc;
 }
 
+int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
+                   double core_bw, int overlap)
+{
+  double t0 = simgrid_get_clock();
+  int rc = run_unthrottled(h, flops, cores, traffic, core_bw, overlap);
+  if (h->cpu_share > 0.0 && h->cpu_share < 1.0)
+    sg_actor_sleep_for((simgrid_get_clock() - t0) * (1.0 / h->cpu_share - 1.0));
+  return rc;
+}
+
 double sim_membus_time(const struct sim_host *h, double flops, int cores, double traffic,
                        double core_bw, double u, int overlap)
 {
   if (cores < 1) cores = 1;
   double bw = min2(cores * core_bw / sim_host_latency_factor(h, u), h->node_bw);
   double t_flop = flops / (cores * h->core_flops), t_mem = traffic > 0.0 ? traffic / bw : 0.0;
-  return overlap ? (t_flop > t_mem ? t_flop : t_mem) : t_flop + t_mem;
+  double t = overlap ? (t_flop > t_mem ? t_flop : t_mem) : t_flop + t_mem;
+  return h->cpu_share > 0.0 && h->cpu_share < 1.0 ? t / h->cpu_share : t;
 }

@@ -91,12 +91,30 @@ static void test_streaming_overlaps_gathering_adds(void)
     }
 }
 
+/* A container with half its cores' time (cpu_share 0.5, a CFS quota) takes twice as long for
+ * the same work, streaming or gathering: on s-4, 2 s and 3 s for the 1 s and 1.5 s above. */
+static void test_cpu_share_stretches_work(void)
+{
+  if (!sim_test_on("s-4")) return;
+  sim_host_t h = sim_test_self();
+  CU_ASSERT_DOUBLE_EQUAL(h.cpu_share, 1.0, 0.0); /* the platform gives none: all of it */
+  h.cpu_share = 0.5;
+  for (int overlap = 0; overlap < 2; overlap++) {
+    double t0 = MPI_Wtime();
+    CU_ASSERT_EQUAL(sim_membus_run(&h, 4e9, 4, 5e9, 10e9, overlap), 0);
+    double t = MPI_Wtime() - t0, want = overlap ? 2.0 : 3.0;
+    SIM_ASSERT_CLOSE(t, want, 1e-9);
+    SIM_ASSERT_CLOSE(sim_membus_time(&h, 4e9, 4, 5e9, 10e9, 0.0, overlap), want, 1e-12);
+  }
+}
+
 static CU_TestInfo tests[] = {
   {"two ranks on one bus take twice as long, on two nodes not", test_shared_bus_halves},
   {"more cores are faster until the node bandwidth caps them", test_cores_until_node_caps},
   {"host-side work draws one core's bandwidth", test_host_work_uses_one_core},
   {"compute uses every core, then the traffic follows", test_compute_bound_uses_all_cores},
   {"streaming work overlaps compute and traffic, gathering work adds them", test_streaming_overlaps_gathering_adds},
+  {"a container with half its cores' time takes twice as long", test_cpu_share_stretches_work},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_membus", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

@@ -11,7 +11,8 @@ marked as sharing them); a 2-rank scenario with a memory stress on a
 neighbour of the map then runs under SMPI, the stressed rank's load above the other's. With
 --container-link 125e6,8e-6 the route between two containers of a node (c1, s1) is 125 MB/s and 8 us (as
 sim/routes.c reads it, when built). Bad inputs (a host the probe does not know, a file that is not
-a probe, a malformed --container-link) fail with a message.
+a probe, a malformed --container-link) fail with a message. With --cpu-share c1=0.5, c1 alone has
+cpu_share 0.5 and its rank's load under SMPI is twice that without it; a bad --cpu-share exits 2.
 
     check_probed_platform.py --demsim build/smpi/demsim --out DIR
 """
@@ -116,6 +117,7 @@ def main():
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     check(p.returncode != 0, "a file that is not a probe accepted")
     check_container_link(a, hostmap, check)
+    check_cpu_share(a, hostmap, check)
     return checking.verdict("check_probed_platform", check.failures)
 
 
@@ -133,6 +135,38 @@ def check_container_link(a, hostmap, check):
     p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--container-link", "fast", "--out", xml + ".bad"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     check(p.returncode == 2 and "BANDWIDTH,LATENCY" in p.stdout, f"--container-link fast: {p.stdout}")
+
+
+def check_cpu_share(a, hostmap, check):
+    """--cpu-share c1=0.5: c1 alone carries cpu_share 0.5, and under SMPI (no stress) its rank's
+    load is twice what it is with all its cores' time, c0's the same (within 10 %);
+    an unknown container or a share out of (0, 1] exits 2."""
+    xml = os.path.join(a.out, "half.xml")
+    p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--hostmap", hostmap, "--cpu-share", "c1=0.5",
+                        "--out", xml], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(p.returncode == 0, f"--cpu-share c1=0.5: {p.stdout}")
+    if p.returncode:
+        return
+    props = {h.get("id"): {q.get("id"): q.get("value") for q in h.iter("prop")} for h in ET.parse(xml).iter("host")}
+    check(props["c1"].get("cpu_share") == "0.5" and "cpu_share" not in props["c0"], "cpu_share on c1 only")
+    loads = {}
+    for tag, plat in (("whole", os.path.join(a.out, "platform.xml")), ("half", xml)):
+        cfg = os.path.join(a.out, f"{tag}.cfg")
+        with open(cfg, "w") as f:
+            f.write(SCENARIO.format(platform=plat, out=os.path.join(a.out, tag)).split("stress =")[0]
+                    + f'output = {{ dir = "{os.path.join(a.out, tag)}"; metrics_every = 10; }};\n')
+        p = subprocess.run([a.demsim, "run", cfg, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        check(p.returncode == 0, f"SMPI run ({tag} c1) failed: {p.stdout[-2000:]}")
+        if p.returncode == 0:
+            loads[tag] = [r["load_s"] for r in json.load(open(os.path.join(a.out, tag, "summary.json")))["per_rank"]]
+    if len(loads) == 2:
+        check(abs(loads["half"][1] / loads["whole"][1] / 2 - 1) < 0.1 and abs(loads["half"][0] / loads["whole"][0] - 1) < 0.1,
+              f"loads with c1 at half its cores' time {loads['half']}, with all of it {loads['whole']}: c1's not twice, "
+              "or c0's changed")
+    for bad in ("c9=0.5", "c1=0", "c1=1.5", "c1"):
+        p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--hostmap", hostmap, "--cpu-share", bad,
+                            "--out", xml + ".bad"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        check(p.returncode == 2 and "--cpu-share" in p.stdout, f"--cpu-share {bad}: exit {p.returncode}: {p.stdout}")
 
 
 if __name__ == "__main__":
