@@ -144,6 +144,12 @@ int dem_clock_charge(const dem_work_t *w)
 #ifdef clock_gettime
 #undef clock_gettime
 #endif
+void dem_clock_blocked(double seconds)
+{
+  if (ready && seconds > 0.0 && self.cpu_share > 0.0 && self.cpu_share < 1.0)
+    sg_actor_sleep_for(seconds * (1.0 / self.cpu_share - 1.0));
+}
+
 int dem_clock_modelled(void) { return 1; }
 
 double dem_clock_now(void) { return simgrid_get_clock(); }

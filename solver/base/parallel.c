@@ -3,6 +3,8 @@
  * own message; the checks below only cover what MPI does not. */
 #include "base/parallel.h"
 
+#include "base/clock.h"
+
 #include <mpi.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -223,7 +225,9 @@ int dem_parallel_xchg_send(dem_parallel_xchg_t *x, const void *buf, size_t bytes
 
 void dem_parallel_xchg_wait(dem_parallel_xchg_t *x)
 {
+  double t0 = dem_clock_now();
   MPI_Waitall(x->count, x->req, MPI_STATUSES_IGNORE);
+  dem_clock_blocked(dem_clock_now() - t0);
   x->count = 0;
 }
 

@@ -9,6 +9,16 @@
 #define DEM_PROBE_MAX_COMMANDS 8   /* commands listed per node */
 #define DEM_PROBE_SIZES 5          /* ping-pong message sizes */
 
+/* The contact-force kernel (dem_forces_all) on one core, one PoCL thread, by
+ * validation/calibrate_cost over its contact lattice, with its counts as the cost model
+ * (sim/cost.c) gives them, so that make_platforms.py derives the core's rate for the kernels from
+ * it; and the same on every core of the node at once (one process per core). */
+typedef struct dem_probe_contact {
+  double particles, best_s, median_s, flops, traffic_B, divsqrt, reference_over_kernel;
+  double all_median_s; /* s, the mean of the cores' medians when every core runs it at once */
+  int all_cores;       /* how many cores ran it at once (0: not measured) */
+} dem_probe_contact_t;
+
 /* What the leader of a node measured. A figure not measured is NAN (null in the JSON). */
 typedef struct dem_probe_node {
   char name[256];             /* short host name */
@@ -28,12 +38,7 @@ typedef struct dem_probe_node {
   double scalar_flops_1core;  /* flop/s, the same chains in scalar code (their ratio: the datapath's lanes) */
   double vector_lanes;        /* doubles per vector register of bwprobe's build */
   double divider_1core;       /* lanes/s of FP64 divisions and square roots, one thread */
-  /* the contact-force kernel (dem_forces_all) on one core, one PoCL thread, by
-   * validation/calibrate_cost over its contact lattice; its counts as the cost model (sim/cost.c)
-   * gives them, so that make_platforms.py derives the core's rate for the kernels from it */
-  struct {
-    double particles, best_s, median_s, flops, traffic_B, divsqrt, reference_over_kernel;
-  } contact;
+  dem_probe_contact_t contact;
   int n_kernel;
   struct { int cores; double particle_steps_per_s, loop_s; } kernel[DEM_PROBE_MAX_KERNELS];
   int n_cl;

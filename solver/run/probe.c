@@ -360,50 +360,89 @@ static int measure_kernels(const probe_ctx_t *c, dem_probe_node_t *nd)
   return rc;
 }
 
-/* The contact-force kernel on the first core, one PoCL thread (a one-core container's rank), over
- * calibrate_cost's contact lattice of 60^3 particles: its row of dem_forces_all (counts from the
- * cost model, best and median of the repetitions) and the C reference's pair pass over the
- * kernel's. Not measured (NAN, a progress line saying why) where calibrate_cost is not built. */
-static int measure_contact_kernel(const probe_ctx_t *c, dem_probe_node_t *nd)
+/* calibrate_cost's output `path`: its dem_forces_all row of the contact lattice (counts, best and
+ * median, s) and the C reference's ratio into k; -1 when the row is missing. */
+static int read_contact_row(const char *path, dem_probe_contact_t *k)
 {
-  if (access(c->calibrate, X_OK)) {
-    progress(c, "contact-force kernel not measured: %s is not built", c->calibrate);
-    return 0;
-  }
-  char out[PROBE_PATH + 32], line[1024];
-  snprintf(out, sizeof out, "%s/calibrate-contact.txt", c->dir);
-  const char *reps = c->opt->quick ? "5" : "10";
-  char *args[] = {(char *)c->calibrate, "--host", "local-0", "--sizes", "60", "--packings", "contact", "--reps",
-                  (char *)reps, "--reference", "1", NULL};
-  if (wait_child(spawn(args, 1, c->cpus, 1, out, 0), "calibrate_cost (contact-force kernel)")) return -1;
-  FILE *f = fopen(out, "r");
+  char line[1024];
+  FILE *f = fopen(path, "r");
   if (!f) return -1;
+  int found = 0;
   while (fgets(line, sizeof line, f)) {
     for (char *q = line; *q; q++)
       if (*q == '|') *q = ' ';
     double v[19];
     char kernel[32];
     const char *ref = strstr(line, "scalar over lanes");
-    if (!strncmp(line, "contact", 7) && ref) nd->contact.reference_over_kernel = atof(ref + 17);
+    if (!strncmp(line, "contact", 7) && ref) k->reference_over_kernel = atof(ref + 17);
     if (strncmp(line, "contact", 7) ||
         sscanf(line, "%*s %lf %31s %lf %lf %lf %lf %lf %lf %lf %lf %*s %*s %*s %*s %*s %*s %*s %lf", &v[1], kernel,
                &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[18]) != 11 ||
         strcmp(kernel, "forces_all"))
       continue;
-    nd->contact.particles = v[1];
-    nd->contact.flops = v[7];
-    nd->contact.traffic_B = v[8];
-    nd->contact.best_s = v[9] * 1e-6;
-    nd->contact.median_s = v[10] * 1e-6;
-    nd->contact.divsqrt = v[18];
+    k->particles = v[1];
+    k->flops = v[7];
+    k->traffic_B = v[8];
+    k->best_s = v[9] * 1e-6;
+    k->median_s = v[10] * 1e-6;
+    k->divsqrt = v[18];
+    found = 1;
   }
   fclose(f);
+  return found ? 0 : -1;
+}
+
+/* The same kernel on every core at once, one process per core (each container of a node busy, as
+ * in a run of the scenario): the mean of the cores' medians into nd->contact.all_median_s. */
+static int contact_all_cores(const probe_ctx_t *c, dem_probe_node_t *nd, char **args)
+{
+  int n = c->n_cpus < DEM_PROBE_MAX_KERNELS ? c->n_cpus : DEM_PROBE_MAX_KERNELS, rc = 0;
+  pid_t pid[DEM_PROBE_MAX_KERNELS];
+  char out[PROBE_PATH + 48];
+  for (int i = 0; i < n; i++) {
+    snprintf(out, sizeof out, "%s/calibrate-contact-all-%d.txt", c->dir, c->cpus[i]);
+    pid[i] = spawn(args, 1, &c->cpus[i], 1, out, 0);
+  }
+  for (int i = 0; i < n; i++) rc |= wait_child(pid[i], "calibrate_cost (contact-force kernel, every core)");
+  double sum = 0.0;
+  for (int i = 0; i < n && !rc; i++) {
+    dem_probe_contact_t k = nd->contact;
+    snprintf(out, sizeof out, "%s/calibrate-contact-all-%d.txt", c->dir, c->cpus[i]);
+    rc |= read_contact_row(out, &k);
+    sum += k.median_s;
+  }
+  if (rc) return -1;
+  nd->contact.all_median_s = sum / n;
+  nd->contact.all_cores = n;
+  return 0;
+}
+
+/* The contact-force kernel on the first core, one PoCL thread (a one-core container's rank), over
+ * calibrate_cost's contact lattice of 60^3 particles: its row of dem_forces_all (counts from the
+ * cost model, best and median of the repetitions) and the C reference's pair pass over the
+ * kernel's; then on every core at once. Not measured (NAN, a progress line saying why) where
+ * calibrate_cost is not built. */
+static int measure_contact_kernel(const probe_ctx_t *c, dem_probe_node_t *nd)
+{
+  if (access(c->calibrate, X_OK)) {
+    progress(c, "contact-force kernel not measured: %s is not built", c->calibrate);
+    return 0;
+  }
+  char out[PROBE_PATH + 32];
+  snprintf(out, sizeof out, "%s/calibrate-contact.txt", c->dir);
+  const char *reps = c->opt->quick ? "5" : "10";
+  char *args[] = {(char *)c->calibrate, "--host", "local-0", "--sizes", "60", "--packings", "contact", "--reps",
+                  (char *)reps, "--reference", "1", NULL};
+  if (wait_child(spawn(args, 1, c->cpus, 1, out, 0), "calibrate_cost (contact-force kernel)") ||
+      read_contact_row(out, &nd->contact) || (c->n_cpus > 1 && contact_all_cores(c, nd, args)))
+    return -1;
   add_command(nd, "POCL_MAX_PTHREAD_COUNT=1 %s --host local-0 --sizes 60 --packings contact --reps %s --reference 1 "
-              "(core %d)", c->calibrate, reps, c->cpus[0]);
+              "(core %d; then one on each core at once)", c->calibrate, reps, c->cpus[0]);
   progress(c, "contact-force kernel, 1 core: %.3g s (median of %s; best %.3g s) for %.3g flops over %.0f particles, "
-           "C reference %.3g x", nd->contact.median_s, reps, nd->contact.best_s, nd->contact.flops,
-           nd->contact.particles, nd->contact.reference_over_kernel);
-  return isnan(nd->contact.median_s) ? -1 : 0;
+           "C reference %.3g x; on all %d cores at once %.3g s", nd->contact.median_s, reps, nd->contact.best_s,
+           nd->contact.flops, nd->contact.particles, nd->contact.reference_over_kernel, nd->contact.all_cores,
+           nd->contact.all_median_s);
+  return 0;
 }
 
 /* ---- pairs -------------------------------------------------------------------------------------- */
@@ -485,7 +524,7 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
       nd->scalar_flops_1core = NAN;
   nd->divider_1core = NAN;
   nd->contact.particles = nd->contact.best_s = nd->contact.median_s = nd->contact.flops = nd->contact.traffic_B =
-      nd->contact.divsqrt = nd->contact.reference_over_kernel = NAN;
+      nd->contact.divsqrt = nd->contact.reference_over_kernel = nd->contact.all_median_s = NAN;
   if (dem_files_make_dirs(c->dir)) {
     fprintf(stderr, "demsim: probe: cannot create %s: %s\n", c->dir, strerror(errno));
     *rc = -1;

@@ -8,7 +8,7 @@
 2. `demsim probe --quick --out DIR/node`: DIR/node/probe.json has the format's keys, one node
    with rank 0, cores >= 1, bandwidths above 1e8 B/s, a positive FP64 rate, a DEM kernel rate
    on 1 core, the contact-force kernel on 1 core (calibrate_cost's 216,000 particles: times,
-   counts, the C reference's ratio), at least one OpenCL device, and a date that parses; its
+   counts, the C reference's ratio) and on every core at once, at least one OpenCL device, and a date that parses; its
    platform.xml takes the core rate from that kernel.
 3. `demsim probe --quick --no-kernels --hosts localhost,localhost --out DIR/pair`: one node
    holding ranks 0 and 1, one pair on the same node, with a positive latency and a bandwidth
@@ -107,6 +107,9 @@ def main():
             check(k.get("particles") == 216000 and 0 < k.get("best_s", 0) <= k.get("median_s", 0) < 10
                   and k.get("flops", 0) > k.get("divsqrt", 0) > 0 and k.get("traffic_B", 0) > 0
                   and k.get("reference_over_kernel", 0) > 0, f"contact-force kernel on 1 core: {k}")
+            if n.get("cores", 1) > 1:
+                check(k.get("all_cores") == n.get("cores") and 0 < k.get("all_cores_median_s", 0) < 10,
+                      f"contact-force kernel on every core at once: {k}")
         xml = os.path.join(a.out, "node", "platform.xml")
         check(os.path.isfile(xml) and "MEASURED by this probe" in open(xml).read(),
               "the probe's platform does not take the core rate from its contact-force kernel")
