@@ -457,6 +457,11 @@ def test_sim():
     x["containers"][0]["props"] = [(k, "10GBps" if k == "core_bw" else v)
                                    for k, v in x["containers"][0]["props"]]
     nodes.append(x)
+    h = simple_node("h", "test", 10e9, 1e9, 3e9, [("h-whole", 1, "T-1"), ("h-half", 1, "T-1")],
+                    ["node h: h-half has half its core's time (cpu_share 0.5, a CFS quota), h-whole all of it"],
+                    curve=FLAT_LATENCY)
+    h["containers"][1]["props"].append(("cpu_share", "0.5"))
+    nodes.append(h)
     return platform("test-sim", header, nodes)
 
 
