@@ -146,8 +146,8 @@ int dem_clock_charge(const dem_work_t *w)
 #endif
 void dem_clock_blocked(double seconds)
 {
-  if (ready && seconds > 0.0 && self.cpu_share > 0.0 && self.cpu_share < 1.0)
-    sg_actor_sleep_for(seconds * (1.0 / self.cpu_share - 1.0));
+  double s = ready ? sim_membus_share(&self) : 1.0;
+  if (seconds > 0.0 && s < 1.0) sg_actor_sleep_for(seconds * (1.0 / s - 1.0));
 }
 
 int dem_clock_modelled(void) { return 1; }

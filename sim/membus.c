@@ -22,12 +22,14 @@
  * measured on this project's kernels (BENCHMARKS-history.md, "The hardware check after the kernel
  * changes": kick_drift ran in about the larger of the two; the contact kernel slowed beside
  * stress-ng --vm as the sum predicts).
- * A container with part of its cores' time (cpu_share s < 1, a CFS quota) runs its work as above
- * and then waits (1/s - 1) times as long: the quota's periods (10 ms) are short beside a step, so
- * on average the work runs a fraction s of the time, its flows on the bus too. */
+ * A container with part of its cores' time runs its work as above and then waits (1/s - 1) times
+ * as long (sim_membus_share: a CFS quota, cpu_share, and the threads of stress workers on its
+ * cores, sim/stress.c): the scheduler's periods (milliseconds) are short beside a step, so on
+ * average the work runs a fraction s of the time, its flows on the bus too. */
 #include "membus.h"
 
 #include "host.h"
+#include "stress.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -74,13 +76,19 @@ static int run_unthrottled(const struct sim_host *h, double flops, int cores, do
   return rc;
 }
 
+double sim_membus_share(const struct sim_host *h)
+{
+  double quota = h->cpu_share > 0.0 && h->cpu_share < 1.0 ? h->cpu_share : 1.0;
+  int threads = sim_stress_sharing(h->name), cores = h->cores > 0 ? h->cores : 1;
+  return quota * cores / (cores + threads);
+}
+
 int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
                    double core_bw, int overlap)
 {
-  double t0 = simgrid_get_clock();
+  double t0 = simgrid_get_clock(), s = sim_membus_share(h);
   int rc = run_unthrottled(h, flops, cores, traffic, core_bw, overlap);
-  if (h->cpu_share > 0.0 && h->cpu_share < 1.0)
-    sg_actor_sleep_for((simgrid_get_clock() - t0) * (1.0 / h->cpu_share - 1.0));
+  if (s < 1.0) sg_actor_sleep_for((simgrid_get_clock() - t0) * (1.0 / s - 1.0));
   return rc;
 }
 
@@ -91,5 +99,5 @@ double sim_membus_time(const struct sim_host *h, double flops, int cores, double
   double bw = min2(cores * core_bw / sim_host_latency_factor(h, u), h->node_bw);
   double t_flop = flops / (cores * h->core_flops), t_mem = traffic > 0.0 ? traffic / bw : 0.0;
   double t = overlap ? (t_flop > t_mem ? t_flop : t_mem) : t_flop + t_mem;
-  return h->cpu_share > 0.0 && h->cpu_share < 1.0 ? t / h->cpu_share : t;
+  return t / sim_membus_share(h);
 }

@@ -9,15 +9,19 @@ struct sim_host;
 /* Runs `flops` spread over `cores` cores of the calling actor's host, then (overlap: meanwhile)
  * `traffic` bytes on the node's memory-bus host as `cores` flows (one per core), each drawing at
  * most `core_bw` over the loaded-latency factor of the bus utilisation the other flows of the
- * node make when it starts; on a container with part of its cores' time (cpu_share s < 1), then
- * waits (1/s - 1) times the time that took. Returns 0, or -1 when SimGrid failed an activity. */
+ * node make when it starts; on a container with part of its cores' time (sim_membus_share s < 1),
+ * then waits (1/s - 1) times the time that took. Returns 0, or -1 when SimGrid failed an activity. */
+/* The part of its cores' time the container gets now: its cpu_share (a CFS quota; 1 when absent)
+ * x cores / (cores + the stress threads on its cores now, sim_stress_sharing). */
+double sim_membus_share(const struct sim_host *h);
+
 int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
                    double core_bw, int overlap);
 
 /* The same work's duration on a node whose other flows use a fraction u of the bus and leave
  * it enough bandwidth (the closed form the tests and validation/calibrate_cost use):
  *   t_flop = flops / (cores x core rate), t_mem = traffic / min(cores x core_bw / factor(u), node bw)
- *   t_flop + t_mem, or max(t_flop, t_mem) with overlap; over cpu_share where it is below 1. */
+ *   t_flop + t_mem, or max(t_flop, t_mem) with overlap; over sim_membus_share. */
 double sim_membus_time(const struct sim_host *h, double flops, int cores, double traffic,
                        double core_bw, double u, int overlap);
 

@@ -8,9 +8,15 @@
  *        case 4.
  * A stress container whose cores are also another container's (platform property
  * `shares_cores_with`: that container's host, or a comma-separated list: a host map that puts a
- * noisy neighbour on a rank's cores) time-shares them as the OS scheduler does: each worker also
- * keeps one core of that host busy (one always-runnable thread), on the same schedule, so a
- * kernel there gets its max-min share of the core beside it.
+ * noisy neighbour on a rank's cores) time-shares them as the OS scheduler does: each worker is
+ * one more always-runnable thread on that host's cores while it is on (counted on the host:
+ * sim_stress_sharing), so that container's threads, one per core, get cores / (cores + threads)
+ * of their time, for everything they do: computing, waiting on memory and progressing MPI (its
+ * ranks poll), which sim/membus.c and dem_clock_blocked stretch by it. The worker gets the same
+ * part of its core: a vm worker's bandwidth is bounded by that part of one core's. (Measured on
+ * the 2-core development machine, `compare_real.py scenarios/emulated/case1-local.cfg`: the rank
+ * beside a stress-ng --vm worker on its core took 2.00 x the other's time for the same particles,
+ * computing and memory alike.)
  * Schedule (case 6): idle for start_s, then, when on_s > 0, on for on_s and off for off_s, again
  * and again; when on_s <= 0 the stress is constant. An execution still running when a period
  * ends is cancelled then, so the periods are exact in simulated time. */
@@ -29,6 +35,7 @@
 
 typedef struct stress_worker {
   sg_host_t target;  /* where the activities run: the membus (vm) or the container (cpu) */
+  sg_host_t shares;  /* not NULL: a thread on that host's cores, counted there while on (no activity) */
   double amount;     /* B (vm) or flops (cpu) per activity */
   double bound;      /* B/s cap of one activity (vm), or <= 0: none */
   double t_first;    /* s, simulated time of the first stress period */
@@ -49,6 +56,35 @@ static void run_one(const stress_worker_t *w, double until)
   }
 }
 
+/* The threads of stress workers on a host's cores now: its host data (an int, heap memory: one
+ * count for every rank of the simulation, whatever SMPI privatises). */
+static int *sharing_of(sg_host_t h)
+{
+  int *n = sg_host_get_data(h);
+  if (!n && (n = calloc(1, sizeof *n))) sg_host_set_data(h, n);
+  return n;
+}
+
+int sim_stress_sharing(const char *host)
+{
+  sg_host_t h = sg_host_by_name(host);
+  const int *n = h ? sg_host_get_data(h) : NULL;
+  return n ? *n : 0;
+}
+
+/* A thread on w->shares's cores: counted there for `until` - now (< 0: for ever). */
+static void share_one(const stress_worker_t *w, double until)
+{
+  int *n = sharing_of(w->shares);
+  if (!n) return;
+  ++*n;
+  if (until < 0.0) {
+    for (;;) sg_actor_sleep_for(1e9);
+  }
+  sg_actor_sleep_until(until);
+  --*n;
+}
+
 static void worker_main(int argc, char **argv)
 {
   (void)argc;
@@ -60,12 +96,13 @@ static void worker_main(int argc, char **argv)
 
   sg_actor_sleep_until(w.t_first);
   if (w.on_s <= 0.0) {
-    for (;;) run_one(&w, -1.0);
+    for (;;) w.shares ? share_one(&w, -1.0) : run_one(&w, -1.0);
   }
   for (double begin = w.t_first;; begin += w.on_s + w.off_s) {
     double end = begin + w.on_s;
     sg_actor_sleep_until(begin);
-    while (simgrid_get_clock() < end) run_one(&w, end);
+    if (w.shares) share_one(&w, end);
+    while (!w.shares && simgrid_get_clock() < end) run_one(&w, end);
   }
 }
 
@@ -127,17 +164,17 @@ int sim_stress_start(const dem_stress_t *s, char *err, size_t errlen)
   int n_shared = shared_hosts(sg_host_by_name(h.name), shared, 16);
   if (n_shared < 0) return fail(err, errlen, s, "property 'shares_cores_with' names a host the platform lacks");
   for (int i = 0; i < s->workers; i++) {
-    /* a worker's thread on shared cores: one core of that host, always busy (a cpu worker is
-     * only that; a vm worker streams memory besides) */
-    stress_worker_t busy = proto;
+    /* a worker's thread on shared cores: counted on that host (a cpu worker is only that; a vm
+     * worker streams memory besides, at its part of the core) */
+    stress_worker_t thread = proto, mem = proto;
     if (n_shared > 0) {
-      busy.target = shared[i % n_shared];
-      busy.amount = sg_host_get_speed(busy.target);
-      busy.bound = -1.0;
+      thread.shares = shared[i % n_shared];
+      int cores = sg_host_core_count(thread.shares);
+      mem.bound *= (double)cores / (cores + (s->workers + n_shared - 1 - i % n_shared) / n_shared);
     }
-    const stress_worker_t *first = (n_shared > 0 && !s->vm) ? &busy : &proto;
+    const stress_worker_t *first = (n_shared > 0 && !s->vm) ? &thread : &mem;
     if (spawn(first, s, i, "", sg_host_by_name(h.name)) ||
-        (n_shared > 0 && s->vm && spawn(&busy, s, i, "-core", busy.target)))
+        (n_shared > 0 && s->vm && spawn(&thread, s, i, "-core", thread.shares)))
       return fail(err, errlen, s, "out of memory");
   }
   return 0;

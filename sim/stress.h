@@ -10,4 +10,8 @@
  * Returns 0, or -1 with a message naming the stress entry's host and what is wrong. */
 int sim_stress_start(const dem_stress_t *s, char *err, size_t errlen);
 
+/* How many stress workers' threads run on `host`'s cores now (those of stress containers that
+ * share its cores, property shares_cores_with, while their stress is on); 0 for an unknown host. */
+int sim_stress_sharing(const char *host);
+
 #endif

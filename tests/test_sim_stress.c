@@ -4,6 +4,7 @@
  * Node k: k-stress shares k-dem's core. */
 #include "sim_testing.h"
 #include "membus.h"
+#include "stress.h"
 #include "testing.h"
 
 #include <stdio.h>
@@ -116,10 +117,10 @@ static void test_loaded_latency_slows_before_saturation(void)
 }
 
 /* A memory stress on k-stress, whose core is k-dem's (property shares_cores_with): the worker's
- * thread keeps that core busy, so k-dem's compute (1 Gf/s core) gets half of it and takes twice
- * as long; its traffic (3 GB/s, beside the worker's 3 GB/s on a 10 GB/s bus) is unchanged. A
- * contact kernel (it gathers, so compute and traffic add up: sim/membus.c), whose compute
- * matters here. */
+ * thread and k-dem's share that core, each half of its time, so k-dem's kernel takes twice as
+ * long, its compute (1 Gf/s core) and its waits on memory alike (3 GB/s, beside the worker's
+ * 1.5 GB/s, its half core's, on a 10 GB/s bus: no contention); a blocking wait is held as long
+ * again. A contact kernel (it gathers, so compute and traffic add up: sim/membus.c). */
 static void test_stress_on_shared_cores_takes_cpu_time(void)
 {
   if (!sim_test_on("k-dem")) return;
@@ -136,7 +137,12 @@ static void test_stress_on_shared_cores_takes_cpu_time(void)
   double after = sim_test_charge(&w);
   CU_ASSERT(cpu > 0.1 * before); /* the compute part matters here */
   SIM_ASSERT_CLOSE(before, cpu + bytes / 3e9, 1e-9);
-  SIM_ASSERT_CLOSE(after, 2.0 * cpu + bytes / 3e9, 1e-9);
+  SIM_ASSERT_CLOSE(after, 2.0 * (cpu + bytes / 3e9), 1e-9);
+  CU_ASSERT_EQUAL(sim_stress_sharing("k-dem"), 1);
+  SIM_ASSERT_CLOSE(sim_membus_share(&h), 0.5, 1e-12);
+  double t0 = MPI_Wtime();
+  dem_clock_blocked(0.1);
+  SIM_ASSERT_CLOSE(MPI_Wtime() - t0, 0.1, 1e-9);
 }
 
 static CU_TestInfo tests[] = {
@@ -144,7 +150,7 @@ static CU_TestInfo tests[] = {
   {"memory stress slows the DEM container to its cores' max-min share", test_vm_stress_takes_maxmin_share},
   {"a periodic memory stress is on and off on schedule", test_periodic_stress_follows_schedule},
   {"loaded latency slows the DEM before the bus is full", test_loaded_latency_slows_before_saturation},
-  {"a stress on shared cores takes CPU time from the container", test_stress_on_shared_cores_takes_cpu_time},
+  {"a stress on shared cores takes half the container's time, memory waits too", test_stress_on_shared_cores_takes_cpu_time},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_stress", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)
