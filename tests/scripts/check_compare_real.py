@@ -6,7 +6,8 @@ Two containers of one core each (c0 on core 0, c1 on core 1) and a memory-stress
 sharing c1's core, mapped to localhost: `demsim probe --quick` measures this machine, the platform
 is written from it with the map's containers, the scenario runs natively (ranks bound to their
 cores, the stress started through mpirun) and under SMPI on the probed platform, NOW and RW, and
-the report gives predicted against measured. Checked: the report's rows (both policies, total
+the report gives predicted against measured, the platform's core rate from the contact-force
+kernel sampled before the round of native runs with the probe's (probe-interleaved.json). Checked: the report's rows (both policies, total
 time and per-rank load, finite errors, predicted within a factor of 5 of measured), the native
 ranks on their cores, the platform's containers, the figure; and that a map whose two rank
 containers share a core stops compare_real.py with exit status 2 naming the entry.
@@ -89,6 +90,11 @@ def main():
         check(hosts.get("c0") == "1" and hosts.get("c1") == "1" and "s1" in hosts, f"platform containers {hosts}")
         check(os.path.getsize(os.path.join(out, "compare_real.png")) > 10000, "figure")
         check("| total time (s) | NOW |" in open(os.path.join(out, "COMPARE.md")).read(), "COMPARE.md table")
+        # the kernel sampled before the round, and the platform's rate from the median with the probe's
+        pi = os.path.join(out, "probe-interleaved.json")
+        k = json.load(open(pi))["nodes"][0]["contact_kernel_1core"] if os.path.isfile(pi) else {}
+        check(len(k.get("interleaved_s", [])) == 1 and 0 < k["interleaved_s"][0] < 10, f"interleaved samples {k}")
+        check("samples taken before each round" in open(os.path.join(out, "COMPARE.md")).read(), "COMPARE.md core rate")
     bad = os.path.join(a.out, "bad-map.cfg")
     with open(bad, "w") as f:
         f.write(MAP.replace('container = "c1"; host = "localhost"; cores = "1"', 'container = "c1"; host = "localhost"; cores = "0"'))

@@ -12,9 +12,14 @@ of a host map and under SMPI on a platform probed from those machines, NOW and R
 3. Placement check: `demsim run SCENARIO --set native.hostmap=MAP --dry-run` (a bad map stops
    here, with the message naming the entry, exit status 2).
 4. Runs, for each policy: natively (`--set native.hostmap=MAP`: each rank bound to its
-   container's cores, each declared stress started on its container's host), R times, the median
-   run by total time kept; and once under SMPI on DIR/platform.xml (the simulated run is
-   deterministic). The options after `--` go to every run.
+   container's cores, each declared stress started on its container's host), R times in rounds
+   (each policy once a round, so that the host's drift falls on every policy alike), the median
+   run by total time kept. Where the map's hosts are this machine, the contact-force kernel runs
+   on every core at once before each round (validation/calibrate_cost, as `demsim probe` does),
+   and the platform's core rate is taken from the median of those samples and the probe's
+   (DIR/probe-interleaved.json), so that it is the host's over the runs, not at the probe's moment.
+   Then once under SMPI on DIR/platform.xml (the simulated run is deterministic). The options
+   after `--` go to every run.
 5. Report: DIR/COMPARE.md (total time, lambda, per-rank load and the gain of each policy over
    NOW, predicted against measured with the error), DIR/compare_real.json, DIR/compare_real.png.
 With --emulate (as root, native build): the scenario's containers on an emulated cloud on this
@@ -25,6 +30,7 @@ Exit status: 0, 1 when a run failed, 2 on bad input.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -67,26 +73,90 @@ def median_run(runs):
     return ordered[(len(ordered) - 1) // 2]
 
 
-def run_all(args, platform_xml, extra):
-    """{policy: {"native": run, "native_all": [runs], "smpi": run}}; a run = {"summary", "wall", "dir"}."""
-    res = {}
-    for pol in args.policies:
-        res[pol] = {"native_all": []}
-        for i in range(args.repeats):
+def is_this_machine(host):
+    import socket
+    return host in ("localhost", "127.0.0.1", socket.gethostname(), socket.gethostname().split(".")[0])
+
+
+def kernel_sample(args, out):
+    """The contact-force kernel on every core of this machine at once (demsim probe's
+    all_cores_median_s, validation/calibrate_cost beside the native demsim): the mean of the
+    cores' medians, s; None where calibrate_cost is not built or fails."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(args.native)), "validation", "calibrate_cost")
+    if not os.access(exe, os.X_OK):
+        return None
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    procs = [subprocess.Popen(["taskset", "-c", str(c), exe, "--host", "local-0", "--sizes", "60", "--packings",
+                               "contact", "--reps", "10"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=env) for c in sorted(os.sched_getaffinity(0))]
+    medians = []
+    for p in procs:
+        text = p.communicate()[0]
+        rows = [l.replace("|", " ").split() for l in text.splitlines() if l.startswith("contact") and " forces_all " in l]
+        if p.returncode or not rows:
+            return None
+        medians.append(float(rows[0][10]) * 1e-6)
+    with open(out, "a") as f:
+        f.write(json.dumps(dict(medians_s=medians)) + "\n")
+    return sum(medians) / len(medians)
+
+
+def run_all(args, extra):
+    """{policy: {"native": run, "native_all": [runs]}}; a run = {"summary", "wall", "dir"}, and the
+    contact-force kernel's interleaved samples (s; empty where not measured). The policies' runs
+    are interleaved (round i: each policy once), and before each round the contact-force kernel
+    runs on every core at once where the map's hosts are this machine, so that the platform's core
+    rate is the host's over the time of the runs (interleaved_platform), not that of the probe's
+    moment only."""
+    res = {pol: {"native_all": []} for pol in args.policies}
+    samples = []
+    if os.path.exists(os.path.join(args.out, "kernel-samples.jsonl")):
+        os.remove(os.path.join(args.out, "kernel-samples.jsonl"))
+    local = all(is_this_machine(h) for _, h, _ in make_platforms.read_hostmap(args.hostmap))
+    for i in range(args.repeats):
+        k = kernel_sample(args, os.path.join(args.out, "kernel-samples.jsonl")) if local else None
+        if k:
+            samples.append(k)
+        for pol in args.policies:
             d = os.path.join(args.out, "native", f"{pol}-{i + 1}")
             rc, wall = compare.run_policy(args.native, args.scenario, pol, d,
                                           ["--set", f"native.hostmap={args.hostmap}"] + extra)
             if rc:
                 fail(f"native run {pol} #{i + 1} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
             res[pol]["native_all"].append(dict(summary=json.load(open(os.path.join(d, "summary.json"))), wall=wall, dir=d))
+    for pol in args.policies:
         res[pol]["native"] = median_run(res[pol]["native_all"])
+    return res, samples
+
+
+def interleaved_platform(args, probe_json, samples):
+    """DIR/platform.xml from the probe, its node's contact-force kernel time on all cores replaced by
+    the median of the probe's and the interleaved samples (written as DIR/probe-interleaved.json);
+    the probe's own where there are none."""
+    pr = json.load(open(probe_json))
+    k = (pr["nodes"][0].get("contact_kernel_1core") or {}) if len(pr["nodes"]) == 1 else {}
+    if samples and k.get("all_cores_median_s"):
+        allk = samples + [k["all_cores_median_s"]]
+        k["interleaved_s"] = samples
+        k["all_cores_median_s"] = statistics.median(allk)
+        probe_json = os.path.join(args.out, "probe-interleaved.json")
+        with open(probe_json, "w") as f:
+            json.dump(pr, f, indent=1)
+    platform_xml = os.path.join(args.out, "platform.xml")
+    with open(platform_xml, "w") as f:
+        f.write(make_platforms.from_probe(probe_json, args.hostmap))
+    print(f"platform: {platform_xml}", flush=True)
+    return probe_json, platform_xml
+
+
+def run_smpi(args, res, platform_xml, extra):
+    for pol in args.policies:
         d = os.path.join(args.out, "smpi", pol)
         rc, wall = compare.run_policy(args.smpi, args.scenario, pol, d,
                                       ["--set", f"platform.file={platform_xml}"] + extra)
         if rc:
             fail(f"SMPI run {pol} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
         res[pol]["smpi"] = dict(summary=json.load(open(os.path.join(d, "summary.json"))), wall=wall, dir=d)
-    return res
 
 
 def err(pred, meas):
@@ -112,13 +182,26 @@ def rows_of(res):
     return rows
 
 
+def kernel_line(probe_json):
+    """What the platform's core rate was taken from."""
+    nodes = json.load(open(probe_json))["nodes"]
+    k = (nodes[0].get("contact_kernel_1core") or {}) if len(nodes) == 1 else {}
+    if k.get("interleaved_s"):
+        return ("Core rate: the contact-force kernel on every core at once, the median of the probe's "
+                f"and {len(k['interleaved_s'])} samples taken before each round of native runs: "
+                + ", ".join(f"{x * 1e3:.3g}" for x in k["interleaved_s"]) + f" ms -> {k['all_cores_median_s'] * 1e3:.3g} ms.")
+    return "Core rate: from the probe's contact-force kernel (make_platforms.probed_flops_per_cycle)."
+
+
 def report(args, res, probe_json, platform_xml):
     rows = rows_of(res)
     pr = json.load(open(probe_json))
     lines = [f"# Predicted against measured: {os.path.basename(args.scenario)}", "",
              f"Scenario `{args.scenario}`, host map `{args.hostmap}`; platform `{platform_xml}` from the probe "
              f"`{probe_json}` ({pr.get('command', '?')}, {pr.get('date', '?')}).",
-             f"Native runs: {args.repeats} per policy, the median by total time kept; SMPI: one run per policy.",
+             f"Native runs: {args.repeats} per policy, interleaved (a round: each policy once), the median by total "
+             "time kept; SMPI: one run per policy.",
+             kernel_line(probe_json),
              "Error = (predicted - measured) / measured; for lambda and the gain the difference is in points.", "",
              "| what | policy | measured | predicted | error |", "|---|---|---|---|---|"]
     for what, pol, m, s, e in rows:
@@ -137,7 +220,7 @@ def report(args, res, probe_json, platform_xml):
                    "rows": [dict(what=w, policy=p, measured=m, predicted=s, error_percent=e) for w, p, m, s, e in rows]},
                   f, indent=1)
     figure(res, os.path.join(args.out, "compare_real.png"))
-    print("\n".join(lines[6:6 + len(rows) + 2]))
+    print("\n".join(lines[7:7 + len(rows) + 2]))
     print(f"report: {os.path.join(args.out, 'COMPARE.md')}")
 
 
@@ -219,11 +302,9 @@ def main():
         if host not in hosts:
             hosts.append(host)
     probe_json = probe(args, hosts)
-    platform_xml = os.path.join(args.out, "platform.xml")
-    with open(platform_xml, "w") as f:
-        f.write(make_platforms.from_probe(probe_json, args.hostmap))
-    print(f"platform: {platform_xml}", flush=True)
-    res = run_all(args, platform_xml, extra)
+    res, samples = run_all(args, extra)
+    probe_json, platform_xml = interleaved_platform(args, probe_json, samples)
+    run_smpi(args, res, platform_xml, extra)
     report(args, res, probe_json, platform_xml)
 
 
