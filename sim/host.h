@@ -29,8 +29,9 @@
  *                     it, 1 (no difference)
  *   cpu_share         0 < s <= 1: the part of each of its cores' time the container gets, as a CFS
  *                     quota gives it (the emulator sets the same quota: README, "Emulating a
- *                     scenario"): its work runs at full speed and then waits (1/s - 1) times as
- *                     long (sim/membus.c); optional: without it, 1
+ *                     scenario"): its work runs at s of its rate (sim/membus.c) and its
+ *                     blocking MPI waits are held 1/s as long (dem_clock_blocked); optional:
+ *                     without it, 1
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */

@@ -22,17 +22,20 @@
  * measured on this project's kernels (BENCHMARKS-history.md, "The hardware check after the kernel
  * changes": kick_drift ran in about the larger of the two; the contact kernel slowed beside
  * stress-ng --vm as the sum predicts).
- * A container with part of its cores' time runs its work as above and then waits (1/s - 1) times
- * as long (sim_membus_share: a CFS quota, cpu_share, and the threads of stress workers on its
- * cores, sim/stress.c): the scheduler's periods (milliseconds) are short beside a step, so on
- * average the work runs a fraction s of the time, its flows on the bus too. */
+ * A container with part s of its cores' time (sim_membus_share: a CFS quota, cpu_share, and the
+ * threads of stress workers on its cores, sim/stress.c) does its work at s of its rate: its
+ * flops are 1/s as many, each flow bounded by s of its rate. The scheduler's periods
+ * (milliseconds) are short beside a kernel, so on average the work runs a fraction s of the time,
+ * its flows on the bus too, spread over the kernel (not in bursts: the other containers' kernels
+ * see the bus as loaded on average). Not modelled: a throttled container whose own flows fill
+ * the bus (several cores of it streaming) gets the whole bus at s of its rate here, where the
+ * quota would leave it the bus s of the time. */
 #include "membus.h"
 
 #include "host.h"
 #include "stress.h"
 
 #include <simgrid/actor.h>
-#include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 
@@ -40,15 +43,23 @@ enum { MAX_FLOWS = 64 };
 
 static double min2(double a, double b) { return a < b ? a : b; }
 
-static int run_unthrottled(const struct sim_host *h, double flops, int cores, double traffic, double core_bw,
-                           int overlap)
+double sim_membus_share(const struct sim_host *h)
+{
+  double quota = h->cpu_share > 0.0 && h->cpu_share < 1.0 ? h->cpu_share : 1.0;
+  int threads = sim_stress_sharing(h->name), cores = h->cores > 0 ? h->cores : 1;
+  return quota * cores / (cores + threads);
+}
+
+int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
+                   double core_bw, int overlap)
 {
   if (cores < 1) cores = 1;
   if (cores > MAX_FLOWS) cores = MAX_FLOWS;
+  double s = sim_membus_share(h);
   int rc = 0;
   sg_exec_t cpu = NULL;
   if (flops > 0.0) {
-    cpu = sg_actor_exec_init(flops / cores);
+    cpu = sg_actor_exec_init(flops / (cores * s));
     sg_exec_start(cpu);
     if (!(overlap && traffic > 0.0)) {
       if (sg_exec_wait(cpu) != SG_OK) rc = -1;
@@ -62,7 +73,7 @@ static int run_unthrottled(const struct sim_host *h, double flops, int cores, do
     return -1;
   }
   double u = sg_host_get_load(bus) / sg_host_get_speed(bus);
-  double bound = core_bw / sim_host_latency_factor(h, u);
+  double bound = s * core_bw / sim_host_latency_factor(h, u);
   sg_exec_t mem[MAX_FLOWS];
   for (int i = 0; i < cores; i++) {
     mem[i] = sg_actor_exec_init(traffic / cores);
@@ -73,22 +84,6 @@ static int run_unthrottled(const struct sim_host *h, double flops, int cores, do
   for (int i = 0; i < cores; i++)
     if (sg_exec_wait(mem[i]) != SG_OK) rc = -1;
   if (cpu && sg_exec_wait(cpu) != SG_OK) rc = -1;
-  return rc;
-}
-
-double sim_membus_share(const struct sim_host *h)
-{
-  double quota = h->cpu_share > 0.0 && h->cpu_share < 1.0 ? h->cpu_share : 1.0;
-  int threads = sim_stress_sharing(h->name), cores = h->cores > 0 ? h->cores : 1;
-  return quota * cores / (cores + threads);
-}
-
-int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
-                   double core_bw, int overlap)
-{
-  double t0 = simgrid_get_clock(), s = sim_membus_share(h);
-  int rc = run_unthrottled(h, flops, cores, traffic, core_bw, overlap);
-  if (s < 1.0) sg_actor_sleep_for((simgrid_get_clock() - t0) * (1.0 / s - 1.0));
   return rc;
 }
 

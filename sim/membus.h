@@ -9,8 +9,8 @@ struct sim_host;
 /* Runs `flops` spread over `cores` cores of the calling actor's host, then (overlap: meanwhile)
  * `traffic` bytes on the node's memory-bus host as `cores` flows (one per core), each drawing at
  * most `core_bw` over the loaded-latency factor of the bus utilisation the other flows of the
- * node make when it starts; on a container with part of its cores' time (sim_membus_share s < 1),
- * then waits (1/s - 1) times the time that took. Returns 0, or -1 when SimGrid failed an activity. */
+ * node make when it starts; on a container with part s of its cores' time (sim_membus_share), at
+ * s of its rate (the flops 1/s as many, the flows' bound s times). Returns 0, or -1 when SimGrid failed an activity. */
 /* The part of its cores' time the container gets now: its cpu_share (a CFS quota; 1 when absent)
  * x cores / (cores + the stress threads on its cores now, sim_stress_sharing). */
 double sim_membus_share(const struct sim_host *h);

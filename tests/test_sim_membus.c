@@ -92,7 +92,9 @@ static void test_streaming_overlaps_gathering_adds(void)
 }
 
 /* A container with half its cores' time (cpu_share 0.5, a CFS quota) takes twice as long for
- * the same work, streaming or gathering: on s-4, 2 s and 3 s for the 1 s and 1.5 s above. */
+ * the same work, streaming or gathering: on one core of s-4 (1 Gf/s, one flow of 10 GB/s at most:
+ * the bus does not cap it), 1e9 flops and 5e9 B take 1 s and 0.5 s, so 2 s streaming and 3 s
+ * gathering at half the core. */
 static void test_cpu_share_stretches_work(void)
 {
   if (!sim_test_on("s-4")) return;
@@ -101,10 +103,10 @@ static void test_cpu_share_stretches_work(void)
   h.cpu_share = 0.5;
   for (int overlap = 0; overlap < 2; overlap++) {
     double t0 = MPI_Wtime();
-    CU_ASSERT_EQUAL(sim_membus_run(&h, 4e9, 4, 5e9, 10e9, overlap), 0);
+    CU_ASSERT_EQUAL(sim_membus_run(&h, 1e9, 1, 5e9, 10e9, overlap), 0);
     double t = MPI_Wtime() - t0, want = overlap ? 2.0 : 3.0;
     SIM_ASSERT_CLOSE(t, want, 1e-9);
-    SIM_ASSERT_CLOSE(sim_membus_time(&h, 4e9, 4, 5e9, 10e9, 0.0, overlap), want, 1e-12);
+    SIM_ASSERT_CLOSE(sim_membus_time(&h, 1e9, 1, 5e9, 10e9, 0.0, overlap), want, 1e-12);
   }
 }
 
