@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Reproduces the study's figures with the simulator and writes a report beside the study's observations.
 
-    validation/study/run_validation.py [--scale tiny|laptop|study] [--out DIR] [-j N] [--hardware] [--resume] [--publish]
-                                       [--submit [--sbatch OPTIONS]]
+    validation/study/run_validation.py [--scale tiny|laptop|study] [--out DIR] [-j N] [--seeds N] [--hardware] [--resume]
+                                       [--publish] [--submit [--sbatch OPTIONS]]
 
 Runs the six cases (scenarios/case*.cfg) under SMPI with the policies NOW and RW (and RW5 for
 cases 4, 5 and 6), then draws the figures (DIR/figures/*.png, matplotlib) and writes DIR/REPORT.md,
@@ -14,11 +14,20 @@ which sets each observation of shared/STUDY.md beside the simulator's figure.
                10,000 steps to show what the shortening changes; about two hours on 2 cores);
                see SCALES below: same box, fill, lattice, material, time step and containers as the
                study, the same number of repartitions per run as far as the scale allows.
+  --seeds N    every case run (not the full-length ones, the tornado or the second estimate) with noise
+               seeds 1..N (default 1): seed 1 is the run without --seeds (DIR/runs/<run>/), seeds 2..N
+               run with --set noise.seed=k into DIR/runs/seed<k>/ (with -j, --resume and --submit, in
+               the same job array); the report gives each gain of its observation tables as the seed-1
+               figure, then in brackets its mean (min to max) over the seeds. --seeds 1 writes the report
+               as before. Cost: N - 1 more times the case runs: at --scale study 33 runs a seed, about
+               44 s each two at a time (the committed report's runs) or 67 s (the oscillation study's,
+               one at a time on the shared machine), so --seeds 5 adds 50 to 75 minutes to the two hours
+               (at --scale tiny, 1.3 s a run: --seeds 2 took 64 s for the 48 case runs, twice seed 1's).
   --hardware   also runs validation/study/hardware.py (native build on this machine, with and without a
                real stress-ng, against the SMPI prediction on a platform calibrated by a bandwidth
                probe) into DIR/hardware and adds its results to the report.
-  --resume     keep the runs whose summary.json already exists in DIR/runs with the scale's
-               particles and steps (a run writes it last, so an interrupted run is run again):
+  --resume     keep the runs whose summary.json already exists in DIR/runs (DIR/runs/seed<k>: and its
+               noise.seed is k) with the scale's particles and steps (a run writes it last, so an interrupted run is run again):
                resumes an interrupted invocation, or redraws figures and report (--reuse: the same).
   --publish    copy DIR/REPORT.md and DIR/figures/ to validation/ (the committed report).
   --submit     run on Slurm instead of here: the case runs, then the tornado's, then the second
