@@ -81,7 +81,8 @@ def check_report(check, out):
     check("**Noise seeds 1 to 2**" in text, "REPORT.md: the header does not say 'Noise seeds 1 to 2'")
     spreads = SPREAD.findall(text)
     entries = [e for _, body in spreads for e in ENTRY.findall(body)]
-    # summary and detail: case 1 (1), case 5 RW and RW5 (2 x 2 stressed counts); other figures: cases 2, 3, case 6 (2 x 2)
+    # summary and detail: case 1 (1), case 5 RW and RW5 (2 x 2 stressed counts); other figures: cases 2, 3
+    # (1 each) and case 6 (2 ratios x RW and RW5)
     check(len(spreads) >= 2 * 3 + 4 and len(entries) >= 2 * 5 + 6,
           f"REPORT.md: {len(spreads)} spreads with {len(entries)} gains, expected at least 10 with 16")
     check(all(n == "2" for n, _ in spreads), f"REPORT.md: spreads over {sorted({n for n, _ in spreads})} seeds, not 2")

@@ -527,10 +527,11 @@ def _scale_section(data, meta, sha, hw, obs):
              f"`validation/study/run_validation.py --scale {sc['name']}{' --hardware' if hw else ''}"
              f"{f' --seeds {seeds}' if seeds > 1 else ''}` (`--publish` copies the report and figures to validation/)."
              + (f" **Noise seeds 1 to {seeds}**: every case run of the observation tables also ran with `noise.seed` "
-                f"= {2 if seeds == 2 else f'2 to {seeds}'} (DIR/runs/seed<k>/), and each gain there gives the seed-1 run's figure, then in brackets "
-                f"its mean (min to max) over the {seeds} seeds (the gain labels of the case 4 and 5 figures: the mean; "
-                "the case 6 figure: the min-max band); every other figure and reading is seed 1's, and the full-length "
-                "runs, the tornado and the second estimate ran with seed 1 only." if seeds > 1 else ""))
+                f"= {2 if seeds == 2 else f'2 to {seeds}'} (DIR/runs/seed<k>/), and each gain there gives the seed-1 "
+                f"run's figure, then in brackets its mean (min to max) over the {seeds} seeds (the gain labels of the "
+                "case 4 and 5 figures: the mean; the case 6 figure: the min-max band); every other figure and reading "
+                "is seed 1's, and the full-length runs, the tornado and the second estimate ran with seed 1 only."
+                if seeds > 1 else ""))
     L.append("")
     L += report_summary.summary_table(obs)
     L.append("## Scale")

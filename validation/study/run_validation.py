@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Reproduces the study's figures with the simulator and writes a report beside the study's observations.
 
-    validation/study/run_validation.py [--scale tiny|laptop|study] [--out DIR] [-j N] [--seeds N] [--hardware] [--resume]
-                                       [--publish] [--submit [--sbatch OPTIONS]]
+    validation/study/run_validation.py [--scale tiny|laptop|study] [--out DIR] [-j N] [--seeds N]
+                                       [--hardware] [--resume] [--publish] [--submit [--sbatch OPTIONS]]
 
 Runs the six cases (scenarios/case*.cfg) under SMPI with the policies NOW and RW (and RW5 for
 cases 4, 5 and 6), then draws the figures (DIR/figures/*.png, matplotlib) and writes DIR/REPORT.md,
@@ -27,8 +27,9 @@ which sets each observation of shared/STUDY.md beside the simulator's figure.
                real stress-ng, against the SMPI prediction on a platform calibrated by a bandwidth
                probe) into DIR/hardware and adds its results to the report.
   --resume     keep the runs whose summary.json already exists in DIR/runs (DIR/runs/seed<k>: and its
-               noise.seed is k) with the scale's particles and steps (a run writes it last, so an interrupted run is run again):
-               resumes an interrupted invocation, or redraws figures and report (--reuse: the same).
+               noise.seed is k) with the scale's particles and steps (a run writes it last, so an
+               interrupted run is run again): resumes an interrupted invocation, or redraws figures and
+               report (--reuse: the same).
   --publish    copy DIR/REPORT.md and DIR/figures/ to validation/ (the committed report).
   --submit     run on Slurm instead of here: the case runs, then the tornado's, then the second
                estimate's (one at a time) as job arrays, one run a task (sweep.py's Slurm path:
@@ -248,8 +249,9 @@ def main():
     figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw, sens, by_seed)
     total_wall = time.time() - t0
     meta = dict(scale=sc, command=" ".join(["validation/study/run_validation.py"] + sys.argv[1:]), timing=timing,
-                runs=len(every), runs_executed=len(todo), seeds=a.seeds, jobs=a.jobs, runs_wall_s=runs_wall, hardware_run=a.hardware,
-                total_wall_s=total_wall, failed=failed, schedules=schedules, scale_factor=scale_factor(sc),
+                runs=len(every), runs_executed=len(todo), seeds=a.seeds, jobs=a.jobs, runs_wall_s=runs_wall,
+                hardware_run=a.hardware, total_wall_s=total_wall, failed=failed, schedules=schedules,
+                scale_factor=scale_factor(sc),
                 study=dict(particles=STUDY_PARTICLES, steps=STUDY_STEPS, repartition_every=STUDY_REPARTITION_EVERY),
                 commit=a.commit or git_commit(), demsim=a.demsim)
     path = report.write(out, data, figs, meta, hw, sens, meas, by_seed)
@@ -330,7 +332,8 @@ def run_all(a, sc, runs, runs_dir, out):
     failed = []
     if a.submit:  # the seeds' runs in the same array
         rows = sweep.slurm_runs(a, "runs", [sweep.run_spec(*x) for x in args], slurm_dir(out))
-        failed = [f"{r['scenario']}-{r['policy']}{seed_label(k)}" for r, (_, _, k) in zip(rows, todo) if r["status"] != 0]
+        failed = [f"{r['scenario']}-{r['policy']}{seed_label(k)}" for r, (_, _, k) in zip(rows, todo)
+                  if r["status"] != 0]
     else:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
             futs = {ex.submit(sweep.run_one, *x): k for x, (_, _, k) in zip(args, todo)}
