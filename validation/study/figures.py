@@ -88,6 +88,23 @@ def total(data, name):
     return r["summary"]["sim_time_s"] if r else None
 
 
+def gain(data, base, other):
+    """The gain of run other over run base, (T_base - T_other) / T_base in %; None when one is missing."""
+    t0, t = total(data, base), total(data, other)
+    return (t0 - t) / t0 * 100.0 if t0 and t is not None else None
+
+
+def gain_spread(by_seed, base, other):
+    """(mean, min, max, n) of gain(base, other) over the n noise seeds whose pair ran (by_seed: one
+    load_runs dict a seed, seed 1 first; run_validation.py --seeds); None with fewer than two seeds
+    or no pair. The one place the report and the figures take a gain's spread from."""
+    if not by_seed or len(by_seed) < 2:
+        return None
+    from oscillation import spread  # the seeded studies' mean and min-max
+    gains = [g for g in (gain(d, base, other) for d in by_seed) if g is not None]
+    return spread(gains) + (len(gains),) if gains else None
+
+
 def _save(fig, outdir, fname):
     os.makedirs(outdir, exist_ok=True)
     fig.tight_layout()
@@ -205,7 +222,9 @@ def fig_wait_comm(data, case, outdir):
     return _save(fig, outdir, f"{case}_wait_comm.png")
 
 
-def fig_stress_bars(data, case, stressed, outdir):
+def fig_stress_bars(data, case, stressed, outdir, by_seed=None):
+    """Case 4 or 5: NOW / RW / RW5 total time per number of stressed containers, each bar labelled
+    with its gain over NOW (and, over several noise seeds, the gain's mean over them)."""
     fig, ax = plt.subplots(figsize=(9, 4))
     ks = [0] + list(stressed)
     pols = ("NOW", "RW", "RW5")
@@ -223,17 +242,23 @@ def fig_stress_bars(data, case, stressed, outdir):
         bars = ax.bar(x + (i - 1) * w, vals, w, label=pol, color=POLICY_STYLE[pol]["color"], alpha=0.85)
         if pol != "NOW":
             for b, k in zip(bars, ks):
-                t0 = total(data, "case6-ratio0-NOW" if k == 0 else f"{case}-stress{k}-NOW")
+                base = "case6-ratio0" if k == 0 else f"{case}-stress{k}"
+                t0 = total(data, f"{base}-NOW")
                 if t0 and b.get_height() > 0:
                     g = (t0 - b.get_height()) / t0 * 100
-                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(), f"{g:+.1f}%", ha="center",
+                    sp = gain_spread(by_seed, f"{base}-NOW", f"{base}-{pol}")
+                    ax.text(b.get_x() + b.get_width() / 2, b.get_height(),
+                            f"{g:+.1f}%" + (f" (mean {sp[0]:+.1f}%)" if sp else ""), ha="center",
                             va="bottom", fontsize=6, rotation=90)
     ax.set_xticks(x)
     ax.set_xticklabels(["0 (no stress)"] + [str(k) for k in stressed])
     kind = "CPU stress (stress-ng --cpu 2)" if case == "case4" else "memory stress (stress-ng --vm 2)"
     ax.set_xlabel(f"co-located containers under {kind}")
     ax.set_ylabel("total execution time (simulated s)")
-    ax.set_title(f"{case.replace('case', 'Case ')}: total time, NOW / RW / RW5 (labels: gain over NOW)"
+    over = f"; mean over {len(by_seed)} noise seeds" if by_seed and len(by_seed) > 1 else ""
+    if over:  # room above the bars for the longer labels
+        ax.set_ylim(top=ax.get_ylim()[1] * 1.4)
+    ax.set_title(f"{case.replace('case', 'Case ')}: total time, NOW / RW / RW5 (labels: gain over NOW{over})"
                  + (f" (missing {len(missing)} runs)" if missing else ""), fontsize=10)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
@@ -257,7 +282,9 @@ def fig_case5_lambda(data, outdir, ks=(1, 4)):
     return _save(fig, outdir, "case5_lambda.png")
 
 
-def fig_case6(data, ratios, outdir):
+def fig_case6(data, ratios, outdir, by_seed=None):
+    """Case 6: total time and gain over NOW against the load frequency ratio; over several noise
+    seeds, the gain's min-max over them as a band."""
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4))
     for pol in ("NOW", "RW", "RW5"):
         xs, ts, gs = [], [], []
@@ -272,6 +299,7 @@ def fig_case6(data, ratios, outdir):
         a1.plot(xs, ts, marker="o", label=pol, **POLICY_STYLE[pol])
         if pol != "NOW":
             a2.plot(xs, gs, marker="o", label=pol, **POLICY_STYLE[pol])
+            _gain_band(a2, by_seed, ratios, pol)
     a1.set_xlabel("load frequency ratio (stress time / run time, %)")
     a1.set_ylabel("total execution time (simulated s)")
     a1.set_title("Case 6: periodic memory stress on one co-located container", fontsize=10)
@@ -283,6 +311,15 @@ def fig_case6(data, ratios, outdir):
         a.grid(alpha=0.3)
         a.legend()
     return _save(fig, outdir, "case6_total_time.png")
+
+
+def _gain_band(ax, by_seed, ratios, pol):
+    """Case 6: the min-max over the noise seeds of pol's gain over NOW at each ratio (none with one seed)."""
+    sp = [(r, gain_spread(by_seed, f"case6-ratio{r}-NOW", f"case6-ratio{r}-{pol}")) for r in ratios]
+    sp = [(r, x) for r, x in sp if x]
+    if sp:
+        ax.fill_between([r for r, _ in sp], [x[1] for _, x in sp], [x[2] for _, x in sp], alpha=0.2,
+                        color=POLICY_STYLE[pol]["color"], label=f"{pol}, min-max over {len(by_seed)} seeds")
 
 
 def fig_lambda_now(data, outdir, stressed):
@@ -375,19 +412,20 @@ def fig_tornado(data, sens, outdir):
     return _save(fig, outdir, "tornado.png")
 
 
-def draw_all(data, sc, schedules, outdir, hw=None, sens=None):
-    """Writes every figure; returns {key: file name}."""
+def draw_all(data, sc, schedules, outdir, hw=None, sens=None, by_seed=None):
+    """Writes every figure; returns {key: file name}. by_seed (run_validation.py --seeds): the case
+    runs of every noise seed, seed 1's (data) first, for the gains' spread."""
     f = {}
     f["lambda13"] = fig_lambda_cases(data, outdir)
     f["exec13"] = fig_exec_time(data, outdir)
     for c in ("case1", "case2", "case3"):
         f[f"ranks_{c}"] = fig_ranks(data, c, outdir)
     f["waitcomm3"] = fig_wait_comm(data, "case3", outdir)
-    f["bars4"] = fig_stress_bars(data, "case4", sc["case45_stressed"], outdir)
-    f["bars5"] = fig_stress_bars(data, "case5", sc["case45_stressed"], outdir)
+    f["bars4"] = fig_stress_bars(data, "case4", sc["case45_stressed"], outdir, by_seed)
+    f["bars5"] = fig_stress_bars(data, "case5", sc["case45_stressed"], outdir, by_seed)
     ks = [k for k in (1, 4) if k in sc["case45_stressed"]] or sc["case45_stressed"][:2]
     f["lambda5"] = fig_case5_lambda(data, outdir, ks)
-    f["case6"] = fig_case6(data, sc["case6_ratios"], outdir)
+    f["case6"] = fig_case6(data, sc["case6_ratios"], outdir, by_seed)
     f["lambda_now"] = fig_lambda_now(data, outdir, sc["case45_stressed"])
     if hw:
         f["hardware"] = fig_hardware(hw, outdir)

@@ -26,8 +26,20 @@ def _t(data, name):
 
 
 def _gain(data, base, other):
-    t0, t = _t(data, base), _t(data, other)
-    return (t0 - t) / t0 * 100.0 if t0 and t is not None else None
+    return F.gain(data, base, other)
+
+
+def _over_seeds(by_seed, pairs, spec=".1f"):
+    """What follows gains in the tables over several noise seeds (run_validation.py --seeds): " [mean
+    (min to max) over N seeds: LABEL m % (lo to hi); ...]" for pairs [(LABEL, base run, other run)],
+    from figures.gain_spread; "" with one seed."""
+    cells, n = [], 0
+    for label, base, other in pairs:
+        sp = F.gain_spread(by_seed, base, other)
+        if sp:
+            cells.append(f"{label}{sp[0]:{spec}} % ({sp[1]:{spec}} to {sp[2]:{spec}})")
+            n = max(n, sp[3])
+    return f" [mean (min to max) over {n} seeds: {'; '.join(cells)}]" if cells else ""
 
 
 def _fmt(x, spec=".1f", unit=""):
@@ -119,14 +131,15 @@ def _full_length_case(data, sc, case):
     return L
 
 
-def observations(data, sc):
-    """Rows: (observation, study figure, simulator figure, difference, figure file key)."""
+def observations(data, sc, by_seed=None):
+    """Rows: (observation, study figure, simulator figure, difference, figure file key). by_seed: the
+    case runs of every noise seed (seed 1's, data, first): each gain then also shows its spread."""
     ks = sc["case45_stressed"]
-    rows, lam = _case1_rows(data, ks)
-    return rows + _case45_rows(data, ks) + _general_rows(data), lam
+    rows, lam = _case1_rows(data, ks, by_seed)
+    return rows + _case45_rows(data, ks, by_seed) + _general_rows(data), lam
 
 
-def _case1_rows(data, ks):
+def _case1_rows(data, ks, by_seed=None):
     """observations' case 1 rows (load ratio, lambda, gain, repartitions), and the cases' mean lambda
     under NOW ({label: %})."""
     rows = []
@@ -160,10 +173,12 @@ def _case1_rows(data, ks):
     g1s = _gain(data, "case1-NOW", "case1-RW")
     g1f = _gain(data, "case1-full-NOW", "case1-full-RW")
     g1 = g1f if g1f is not None else g1s
+    over = _over_seeds(by_seed, [("", "case1-NOW", "case1-RW")])
     if g1f is not None:
-        sim1 = f"{g1f:.1f} % at the study's length (10,000 steps); {_fmt(g1s, '.1f', ' %')} shortened (500 steps)"
+        sim1 = (f"{g1f:.1f} % at the study's length (10,000 steps); {_fmt(g1s, '.1f', ' %')}{over} shortened "
+                "(500 steps)")
     else:
-        sim1 = _fmt(g1s, ".1f", " %") + " (shortened run; the full-length pair did not run)"
+        sim1 = _fmt(g1s, ".1f", " %") + over + " (shortened run; the full-length pair did not run)"
     rows.append(("Case 1: runtime-adapted weights (RW) cut the execution time by up to 48.7 %", "48.7 %",
                  sim1, "n/a" if g1 is None else f"{g1 - 48.7:+.1f} points", "exec13"))
 
@@ -177,7 +192,7 @@ def _case1_rows(data, ks):
     return rows, lam
 
 
-def _case45_rows(data, ks):
+def _case45_rows(data, ks, by_seed=None):
     """observations' rows of cases 4 and 5 (CPU and memory stress on ks containers)."""
     rows = []
     # case 4: CPU stress makes no difference
@@ -193,13 +208,17 @@ def _case45_rows(data, ks):
     g5 = [_gain(data, f"case5-stress{k}-NOW", f"case5-stress{k}-RW") for k in ks]
     g5 = [g for g in g5 if g is not None]
     rows.append(("Case 5: RW cuts the total time by 6.7 % to 20.1 % depending on the imbalance", "6.7 to 20.1 %",
-                 f"{min(g5):.1f} to {max(g5):.1f} % (1..{max(ks)} stressed)" if g5 else "n/a (run missing)",
+                 f"{min(g5):.1f} to {max(g5):.1f} % (1..{max(ks)} stressed)" + _over_seeds(
+                     by_seed, [(f"{k} stressed ", f"case5-stress{k}-NOW", f"case5-stress{k}-RW") for k in ks])
+                 if g5 else "n/a (run missing)",
                  "n/a" if not g5 else f"{min(g5) - 6.7:+.1f} / {max(g5) - 20.1:+.1f} points", "bars5"))
 
     r5 = [_gain(data, f"case5-stress{k}-RW", f"case5-stress{k}-RW5") for k in ks]
     r5 = [g for g in r5 if g is not None]
     rows.append(("Case 5: RW5 improves on RW by at most 2.5 %", "at most 2.5 %",
-                 f"{min(r5):+.1f} to {max(r5):+.1f} % (RW5 over RW)" if r5 else "n/a (run missing)",
+                 f"{min(r5):+.1f} to {max(r5):+.1f} % (RW5 over RW)" + _over_seeds(
+                     by_seed, [(f"{k} stressed ", f"case5-stress{k}-RW", f"case5-stress{k}-RW5") for k in ks], "+.1f")
+                 if r5 else "n/a (run missing)",
                  "n/a" if not r5 else f"max {max(r5) - 2.5:+.1f} points", "bars5"))
 
     c51 = data.get("case5-stress1-RW")
@@ -253,18 +272,23 @@ def _general_rows(data):
     return rows
 
 
-def other_figures(data, sc):
+def other_figures(data, sc, by_seed=None):
+    """The gains the study gives no number for: cases 2 and 3 (RW over NOW), case 6 (RW and RW5 over NOW),
+    each with its spread over the noise seeds (by_seed, as observations')."""
     rows = []
     for case in ("case2", "case3"):
         g = _gain(data, f"{case}-NOW", f"{case}-RW")
         gf = _gain(data, f"{case}-full-NOW", f"{case}-full-RW")
         full = f" (full length, 10,000 steps: {gf:.1f} %)" if gf is not None else ""
-        rows.append((f"{case.replace('case', 'Case ')}: gain of RW over NOW", _fmt(g, ".1f", " %") + full))
+        rows.append((f"{case.replace('case', 'Case ')}: gain of RW over NOW", _fmt(g, ".1f", " %")
+                     + _over_seeds(by_seed, [("", f"{case}-NOW", f"{case}-RW")]) + full))
     for r in sc["case6_ratios"]:
-        g = _gain(data, f"case6-ratio{r}-NOW", f"case6-ratio{r}-RW")
-        g5 = _gain(data, f"case6-ratio{r}-NOW", f"case6-ratio{r}-RW5")
+        n = f"case6-ratio{r}"
+        g = _gain(data, f"{n}-NOW", f"{n}-RW")
+        g5 = _gain(data, f"{n}-NOW", f"{n}-RW5")
         rows.append((f"Case 6, load frequency ratio {r} %: gain over NOW", f"RW {_fmt(g, '.1f', ' %')}, "
-                     f"RW5 {_fmt(g5, '.1f', ' %')}"))
+                     f"RW5 {_fmt(g5, '.1f', ' %')}"
+                     + _over_seeds(by_seed, [("RW ", f"{n}-NOW", f"{n}-RW"), ("RW5 ", f"{n}-NOW", f"{n}-RW5")])))
     return rows
 
 
@@ -377,13 +401,15 @@ def _img(figs, key, alt):
     return f"![{alt}](figures/{figs[key]})" if key in figs else ""
 
 
-def write(out, data, figs, meta, hw=None, sens=None, meas=None):
+def write(out, data, figs, meta, hw=None, sens=None, meas=None, by_seed=None):
+    """OUT/REPORT.md; by_seed (run_validation.py --seeds): the case runs of every noise seed, seed 1's
+    (data) first, for the spread of each gain of the observation tables."""
     sc = meta["scale"]
-    obs, lam = observations(data, sc)
+    obs, lam = observations(data, sc, by_seed)
     cal, sha = calibration_rows()
     L = []
     L += _scale_section(data, meta, sha, hw, obs)
-    L += _observations_section(data, figs, sc, obs, lam)
+    L += _observations_section(data, figs, sc, obs, lam, by_seed)
     L += full_length_section(data, sc)
     L += _figures_section(figs)
     L.append("## Assessment")
@@ -452,7 +478,7 @@ def _figures_section(figs):
     return L
 
 
-def _observations_section(data, figs, sc, obs, lam):
+def _observations_section(data, figs, sc, obs, lam, by_seed=None):
     """The observation table, the other figures, the mean imbalance, where the time goes."""
     L = []
     L.append("## The study's observations beside the simulator")
@@ -466,7 +492,7 @@ def _observations_section(data, figs, sc, obs, lam):
     L.append("")
     L.append("Other figures of the simulator (the study gives no number for them in STUDY.md):")
     L.append("")
-    L.append(_table(["figure", "simulator"], other_figures(data, sc)))
+    L.append(_table(["figure", "simulator"], other_figures(data, sc, by_seed)))
     L.append("")
     L.append("Mean imbalance under NOW over the run, per case: " +
              ", ".join(f"{lab} {v:.1f} %" for lab, v in lam.items()) + ".")
@@ -495,10 +521,17 @@ def _scale_section(data, meta, sha, hw, obs):
     L = []
     L.append("# Validation of demsim against the study")
     L.append("")
+    seeds = meta.get("seeds", 1)
     L.append(f"Generated by `{meta['command']}` (builds of commit {meta['commit']}; launcher `{meta['demsim']}`). "
              f"Scale **{sc['name']}**: {sc['purpose']}. To reproduce with this tree's builds: "
-             f"`validation/study/run_validation.py --scale {sc['name']}{' --hardware' if hw else ''}` "
-             f"(`--publish` copies the report and figures to validation/).")
+             f"`validation/study/run_validation.py --scale {sc['name']}{' --hardware' if hw else ''}"
+             f"{f' --seeds {seeds}' if seeds > 1 else ''}` (`--publish` copies the report and figures to validation/)."
+             + (f" **Noise seeds 1 to {seeds}**: every case run of the observation tables also ran with `noise.seed` "
+                f"= {2 if seeds == 2 else f'2 to {seeds}'} (DIR/runs/seed<k>/), and each gain there gives the seed-1 "
+                f"run's figure, then in brackets its mean (min to max) over the {seeds} seeds (the gain labels of the "
+                "case 4 and 5 figures: the mean; the case 6 figure: the min-max band); every other figure and reading "
+                "is seed 1's, and the full-length runs, the tornado and the second estimate ran with seed 1 only."
+                if seeds > 1 else ""))
     L.append("")
     L += report_summary.summary_table(obs)
     L.append("## Scale")

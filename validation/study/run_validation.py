@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Reproduces the study's figures with the simulator and writes a report beside the study's observations.
 
-    validation/study/run_validation.py [--scale tiny|laptop|study] [--out DIR] [-j N] [--hardware] [--resume] [--publish]
-                                       [--submit [--sbatch OPTIONS]]
+    validation/study/run_validation.py [--scale tiny|laptop|study] [--out DIR] [-j N] [--seeds N]
+                                       [--hardware] [--resume] [--publish] [--submit [--sbatch OPTIONS]]
 
 Runs the six cases (scenarios/case*.cfg) under SMPI with the policies NOW and RW (and RW5 for
 cases 4, 5 and 6), then draws the figures (DIR/figures/*.png, matplotlib) and writes DIR/REPORT.md,
@@ -14,12 +14,22 @@ which sets each observation of shared/STUDY.md beside the simulator's figure.
                10,000 steps to show what the shortening changes; about two hours on 2 cores);
                see SCALES below: same box, fill, lattice, material, time step and containers as the
                study, the same number of repartitions per run as far as the scale allows.
+  --seeds N    every case run (not the full-length ones, the tornado or the second estimate) with noise
+               seeds 1..N (default 1): seed 1 is the run without --seeds (DIR/runs/<run>/), seeds 2..N
+               run with --set noise.seed=k into DIR/runs/seed<k>/ (with -j, --resume and --submit, in
+               the same job array); the report gives each gain of its observation tables as the seed-1
+               figure, then in brackets its mean (min to max) over the seeds. --seeds 1 writes the report
+               as before. Cost: N - 1 more times the case runs: at --scale study 33 runs a seed, about
+               44 s each two at a time (the committed report's runs) or 67 s (the oscillation study's,
+               one at a time on the shared machine), so --seeds 5 adds 50 to 75 minutes to the two hours
+               (at --scale tiny, 1.3 s a run: --seeds 2 took 64 s for the 48 case runs, twice seed 1's).
   --hardware   also runs validation/study/hardware.py (native build on this machine, with and without a
                real stress-ng, against the SMPI prediction on a platform calibrated by a bandwidth
                probe) into DIR/hardware and adds its results to the report.
-  --resume     keep the runs whose summary.json already exists in DIR/runs with the scale's
-               particles and steps (a run writes it last, so an interrupted run is run again):
-               resumes an interrupted invocation, or redraws figures and report (--reuse: the same).
+  --resume     keep the runs whose summary.json already exists in DIR/runs (DIR/runs/seed<k>: and its
+               noise.seed is k) with the scale's particles and steps (a run writes it last, so an
+               interrupted run is run again): resumes an interrupted invocation, or redraws figures and
+               report (--reuse: the same).
   --publish    copy DIR/REPORT.md and DIR/figures/ to validation/ (the committed report).
   --submit     run on Slurm instead of here: the case runs, then the tornado's, then the second
                estimate's (one at a time) as job arrays, one run a task (sweep.py's Slurm path:
@@ -147,14 +157,37 @@ def run_name(scenario, policy):
     return f"{os.path.splitext(os.path.basename(scenario))[0]}-{policy}"
 
 
-def reusable(a, runs_dir, scenario, policy, particles, steps):
-    """With --resume: the run's summary exists and is of this particle count and length."""
-    path = os.path.join(runs_dir, run_name(scenario, policy), "summary.json")
+def seeded(runs, seeds):
+    """The runs with their noise seed, [(scenario, policy, seed)]: every run with seed 1 (the scenario's
+    own noise.seed), and every run but the full-length ones again with seeds 2..seeds (--seeds)."""
+    return [(s, p, 1) for s, p in runs] + [(s, p, k) for k in range(2, seeds + 1) for s, p in runs
+                                           if not os.path.basename(s).endswith(FULL + ".cfg")]
+
+
+def seed_dir(runs_dir, seed):
+    """Where the runs of a noise seed go: DIR/runs/ for seed 1 (as without --seeds), DIR/runs/seed<k>/."""
+    return runs_dir if seed == 1 else os.path.join(runs_dir, f"seed{seed}")
+
+
+def seed_options(seed):
+    """demsim options of a seed's run: none for seed 1 (the scenario's own), else noise.seed."""
+    return [] if seed == 1 else ["--set", f"noise.seed={seed}"]
+
+
+def seed_label(seed):
+    return "" if seed == 1 else f" seed {seed}"
+
+
+def reusable(a, runs_dir, scenario, policy, particles, steps, seed=1):
+    """With --resume: the run's summary exists and is of this particle count and length (and, for a
+    seed other than 1, of this noise seed)."""
+    path = os.path.join(seed_dir(runs_dir, seed), run_name(scenario, policy), "summary.json")
     if not (a.reuse and os.path.exists(path)):
         return False
     with open(path) as f:
         js = json.load(f)
-    return js.get("steps") == steps and js.get("particles_start", js.get("particles")) == particles
+    return (js.get("steps") == steps and js.get("particles_start", js.get("particles")) == particles
+            and (seed == 1 or (js.get("noise") or {}).get("seed") == seed))
 
 
 def run_options(scenario, sc):
@@ -184,12 +217,14 @@ def main():
     runs_dir = os.path.join(out, "runs")
     os.makedirs(runs_dir, exist_ok=True)
     runs, schedules = plan(sc, os.path.join(out, "scenarios"))
+    every = seeded(runs, a.seeds)
     print(f"run_validation.py: scale {a.scale}: {sc['particles']} particles x {sc['steps']} steps, repartition "
-          f"every {sc['repartition_every']} steps, {len(runs)} runs on {a.jobs} jobs; outputs in {out}", flush=True)
+          f"every {sc['repartition_every']} steps, {len(every)} runs"
+          f"{f' (noise seeds 1 to {a.seeds})' if a.seeds > 1 else ''} on {a.jobs} jobs; outputs in {out}", flush=True)
 
     hw = hardware_check(a, sc, out)
 
-    todo, failed, runs_wall, timing = run_all(a, sc, runs, runs_dir, out)
+    todo, failed, runs_wall, timing = run_all(a, sc, every, runs_dir, out)
 
     sens = None
     if not a.no_sensitivity:
@@ -205,18 +240,21 @@ def main():
     import figures
     import report
     data = figures.load_runs(runs_dir, [run_name(s, p) for s, p in runs])
+    by_seed = [data] + [figures.load_runs(seed_dir(runs_dir, k), [run_name(s, p) for s, p, j in every if j == k])
+                        for k in range(2, a.seeds + 1)]
     if sens:
         sens["data"] = figures.load_runs(sens["runs_dir"], sens["names"])
     if meas:
         meas["data"] = figures.load_runs(meas["runs_dir"], meas["names"])
-    figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw, sens)
+    figs = figures.draw_all(data, sc, schedules, os.path.join(out, "figures"), hw, sens, by_seed)
     total_wall = time.time() - t0
     meta = dict(scale=sc, command=" ".join(["validation/study/run_validation.py"] + sys.argv[1:]), timing=timing,
-                runs=len(runs), runs_executed=len(todo), jobs=a.jobs, runs_wall_s=runs_wall, hardware_run=a.hardware,
-                total_wall_s=total_wall, failed=failed, schedules=schedules, scale_factor=scale_factor(sc),
+                runs=len(every), runs_executed=len(todo), seeds=a.seeds, jobs=a.jobs, runs_wall_s=runs_wall,
+                hardware_run=a.hardware, total_wall_s=total_wall, failed=failed, schedules=schedules,
+                scale_factor=scale_factor(sc),
                 study=dict(particles=STUDY_PARTICLES, steps=STUDY_STEPS, repartition_every=STUDY_REPARTITION_EVERY),
                 commit=a.commit or git_commit(), demsim=a.demsim)
-    path = report.write(out, data, figs, meta, hw, sens, meas)
+    path = report.write(out, data, figs, meta, hw, sens, meas, by_seed)
     print(f"run_validation.py: {len(figs)} figures in {os.path.join(out, 'figures')}, report {path}; "
           f"{total_wall:.0f} s wall ({runs_wall:.0f} s of runs)", flush=True)
     if a.publish:
@@ -251,11 +289,16 @@ def parse_args():
                     help="flop/s of one core of this machine for the DEM kernels (device.local_speed); default: the "
                          "hardware check's measurement (out/hardware/hardware.json)")
     ap.add_argument("--publish", action="store_true", help="copy REPORT.md and figures/ to validation/")
+    ap.add_argument("--seeds", type=int, default=1, metavar="N",
+                    help="run every case run (not the full-length ones) with noise seeds 1..N, seeds 2..N into "
+                         "DIR/runs/seed<k>/; the report gives each gain's mean (min to max) over them (default 1)")
     sweep.slurm_args(ap)
     a = ap.parse_args()
     sweep.slurm_check(ap, a)
     if a.jobs < 1:
         ap.error("-j/--jobs: expected at least 1")
+    if a.seeds < 1:
+        ap.error("--seeds: expected at least 1")
     return a
 
 
@@ -281,24 +324,25 @@ def hardware_check(a, sc, out):
 
 
 def run_all(a, sc, runs, runs_dir, out):
-    """The runs not already there (reusable), a.jobs at a time, one line each; OUT/timing.json.
-    Returns (the runs executed, the failed ones' names, their wall time, the timing record)."""
-    todo = [(s, p) for s, p in runs if not reusable(a, runs_dir, s, p, *run_options(s, sc)[1:])]
+    """The runs [(scenario, policy, seed)] not already there (reusable), a.jobs at a time, one line each;
+    OUT/timing.json. Returns (the runs executed, the failed ones' names, their wall time, the timing record)."""
+    todo = [(s, p, k) for s, p, k in runs if not reusable(a, runs_dir, s, p, *run_options(s, sc)[1:], seed=k)]
+    args = [(a.demsim, s, p, seed_dir(runs_dir, k), run_options(s, sc)[0] + seed_options(k)) for s, p, k in todo]
     t_runs = time.time()
     failed = []
-    if a.submit:
-        specs = [sweep.run_spec(a.demsim, s, p, runs_dir, run_options(s, sc)[0]) for s, p in todo]
-        failed = [f"{r['scenario']}-{r['policy']}" for r in sweep.slurm_runs(a, "runs", specs, slurm_dir(out))
+    if a.submit:  # the seeds' runs in the same array
+        rows = sweep.slurm_runs(a, "runs", [sweep.run_spec(*x) for x in args], slurm_dir(out))
+        failed = [f"{r['scenario']}-{r['policy']}{seed_label(k)}" for r, (_, _, k) in zip(rows, todo)
                   if r["status"] != 0]
     else:
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-            futs = {ex.submit(sweep.run_one, a.demsim, s, p, runs_dir, run_options(s, sc)[0]): (s, p) for s, p in todo}
+            futs = {ex.submit(sweep.run_one, *x): k for x, (_, _, k) in zip(args, todo)}
             for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-                r = fut.result()
+                r, seed = fut.result(), seed_label(futs[fut])
                 ok = r["status"] == 0
                 if not ok:
-                    failed.append(f"{r['scenario']}-{r['policy']}")
-                print(f"[{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
+                    failed.append(f"{r['scenario']}-{r['policy']}{seed}")
+                print(f"[{i}/{len(todo)}] {r['scenario']} {r['policy']}{seed}: "
                       f"{'simulated %.4g s' % r['sim_time_s'] if ok else 'FAILED, see its demsim.log'} "
                       f"({r['wall_s']:.1f} s wall)", flush=True)
     runs_wall = time.time() - t_runs
