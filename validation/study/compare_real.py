@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import statistics
+import time
 import subprocess
 import sys
 
@@ -197,6 +198,8 @@ def report(args, res, probe_json, platform_xml):
     rows = rows_of(res)
     pr = json.load(open(probe_json))
     lines = [f"# Predicted against measured: {os.path.basename(args.scenario)}", "",
+             f"Command: `validation/study/compare_real.py {' '.join(args.argv)}` (report written "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before the runs: {args.load_before}).", "",
              f"Scenario `{args.scenario}`, host map `{args.hostmap}`; platform `{platform_xml}` from the probe "
              f"`{probe_json}` ({pr.get('command', '?')}, {pr.get('date', '?')}).",
              f"Native runs: {args.repeats} per policy, interleaved (a round: each policy once), the median by total "
@@ -220,7 +223,8 @@ def report(args, res, probe_json, platform_xml):
                    "rows": [dict(what=w, policy=p, measured=m, predicted=s, error_percent=e) for w, p, m, s, e in rows]},
                   f, indent=1)
     figure(res, os.path.join(args.out, "compare_real.png"))
-    print("\n".join(lines[7:7 + len(rows) + 2]))
+    first = lines.index("| what | policy | measured | predicted | error |")
+    print("\n".join(lines[first:first + len(rows) + 2]))
     print(f"report: {os.path.join(args.out, 'COMPARE.md')}")
 
 
@@ -301,6 +305,8 @@ def main():
     for _, host, _ in make_platforms.read_hostmap(args.hostmap):
         if host not in hosts:
             hosts.append(host)
+    args.load_before = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else "?"
+    args.load_before = " ".join(args.load_before)
     probe_json = probe(args, hosts)
     res, samples = run_all(args, extra)
     probe_json, platform_xml = interleaved_platform(args, probe_json, samples)

@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""Several comparisons of one scenario made at different times, summarised: for each row of
+compare_real.json (total time, per-rank load, the gain of RW over NOW), the median over the
+comparisons of the measured and predicted figures and of the error, with its spread.
+
+    validation/study/compare_spread.py DIR DIR DIR... --out OUT [--bound 15] [--gain-bound 5]
+
+Each DIR is the --out of one `validation/study/compare_real.py SCENARIO --hostmap MAP ...` run
+(its own probe, native runs and SMPI runs, made at its own time). The host's speed moves between
+comparisons (minutes apart on a shared machine); a figure that holds in the median of several,
+with its spread shown, says more than one that holds once. Writes OUT/SPREAD.md and
+OUT/spread.json, and copies each comparison's COMPARE.md, compare_real.json, compare_real.png,
+platform.xml and probe files into OUT/<name of DIR>/.
+
+The bounds (percent for times, points for the gain and lambda) mark the rows whose median error
+is within them. Exit status: 0, 2 on bad input (a DIR without compare_real.json, fewer than two).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+
+KEEP = ["COMPARE.md", "compare_real.json", "compare_real.png", "platform.xml", "probe-interleaved.json",
+        "kernel-samples.jsonl", os.path.join("probe", "probe.json")]
+
+
+def fail(msg):
+    sys.stderr.write(f"compare_spread.py: {msg}\n")
+    raise SystemExit(2)
+
+
+def load(d):
+    path = os.path.join(d, "compare_real.json")
+    if not os.path.isfile(path):
+        fail(f"{d}: no compare_real.json (expected the --out of a compare_real.py run)")
+    rep = json.load(open(path))
+    rep["dir"], rep["when"] = d, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
+    rep["command"] = next((l for l in open(os.path.join(d, "COMPARE.md"))
+                           if l.startswith("Command:")), "").strip() if os.path.isfile(os.path.join(d, "COMPARE.md")) else ""
+    return rep
+
+
+def error_of(r):
+    """The row's error: percent for times and loads, points for lambda and the gain."""
+    return r["error_percent"] if r["error_percent"] is not None else r["predicted"] - r["measured"]
+
+
+def spread_rows(reps):
+    """[(what, policy, unit, [measured], [predicted], [error])] in the first comparison's order."""
+    out = []
+    for i, r0 in enumerate(reps[0]["rows"]):
+        same = [next((r for r in rep["rows"] if r["what"] == r0["what"] and r["policy"] == r0["policy"]), None)
+                for rep in reps]
+        if any(s is None for s in same):
+            continue
+        unit = "%" if r0["error_percent"] is not None else "points"
+        out.append((r0["what"], r0["policy"], unit, [s["measured"] for s in same], [s["predicted"] for s in same],
+                    [error_of(s) for s in same]))
+    return out
+
+
+def write(args, reps, rows):
+    lines = [f"# Predicted against measured, {len(reps)} comparisons at different times: "
+             f"{os.path.basename(reps[0]['scenario'])}", "",
+             f"Command: `{' '.join(['validation/study/compare_spread.py'] + args.dirs + ['--out', args.out])}`; each "
+             "comparison is one `validation/study/compare_real.py` run (its own probe, interleaved native runs and "
+             "SMPI runs), in its folder here:", ""]
+    lines += [f"- `{os.path.basename(os.path.normpath(r['dir']))}/`: {r['when']}" for r in reps]
+    lines += ["", f"Median over the comparisons, the spread min to max. Within: the median error within "
+              f"{args.bound:g} % (times, loads) or {args.gain_bound:g} points (the gain; lambda is shown, not bounded).", "",
+              "| what | policy | measured | predicted | error, median | error, min to max | within |",
+              "|---|---|---|---|---|---|---|"]
+    within = {}
+    for what, pol, unit, m, p, e in rows:
+        med = statistics.median(e)
+        sign = "%" if unit == "%" else " points"
+        ok = None if what.startswith("lambda") else abs(med) <= (args.bound if unit == "%" else args.gain_bound)
+        within[f"{what} {pol}"] = ok
+        lines.append(f"| {what} | {pol} | {statistics.median(m):.4g} | {statistics.median(p):.4g} | {med:+.1f}{sign} | "
+                     f"{min(e):+.1f} to {max(e):+.1f}{sign} | {'-' if ok is None else ('yes' if ok else 'no')} |")
+    lines += ["", "Each comparison's own report: " + ", ".join(
+        f"[{os.path.basename(os.path.normpath(r['dir']))}]({os.path.basename(os.path.normpath(r['dir']))}/COMPARE.md)"
+        for r in reps), ""]
+    with open(os.path.join(args.out, "SPREAD.md"), "w") as f:
+        f.write("\n".join(lines))
+    with open(os.path.join(args.out, "spread.json"), "w") as f:
+        json.dump({"comparisons": [dict(dir=os.path.basename(os.path.normpath(r["dir"])), when=r["when"]) for r in reps],
+                   "rows": [dict(what=w, policy=p, unit=u, measured=m, predicted=pr, error=e,
+                                 error_median=statistics.median(e), within=within[f"{w} {p}"])
+                            for w, p, u, m, pr, e in rows]}, f, indent=1)
+    print("\n".join(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--bound", type=float, default=15.0)
+    ap.add_argument("--gain-bound", type=float, default=5.0)
+    args = ap.parse_args()
+    if len(args.dirs) < 2:
+        fail("give at least two comparisons (DIR DIR ...)")
+    reps = [load(d) for d in args.dirs]
+    os.makedirs(args.out, exist_ok=True)
+    for r in reps:
+        dst = os.path.join(args.out, os.path.basename(os.path.normpath(r["dir"])))
+        if os.path.abspath(dst) == os.path.abspath(r["dir"]):
+            continue
+        for k in KEEP:
+            if os.path.isfile(os.path.join(r["dir"], k)):
+                os.makedirs(os.path.dirname(os.path.join(dst, k)), exist_ok=True)
+                shutil.copy(os.path.join(r["dir"], k), os.path.join(dst, k))
+    write(args, reps, spread_rows(reps))
+
+
+if __name__ == "__main__":
+    main()
