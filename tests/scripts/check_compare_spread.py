@@ -50,6 +50,7 @@ def main():
         check("| total time (s) | NOW | 10 | 10.5 | +5.0% | -20.0 to +10.0% | yes |" in md, "SPREAD.md NOW row")
         check("| gain of RW over NOW (%) | RW | 20 | 21 | +1.0 points | -8.0 to +4.0 points | yes |" in md, "gain row")
         check(all(os.path.isfile(os.path.join(out, n, "compare_real.json")) for n in ("c1", "c2", "c3")), "copies")
+        check(os.path.getsize(os.path.join(out, "spread.png")) > 5000, "spread.png")
     p = subprocess.run([sys.executable, TOOL, dirs[0], "--out", out], capture_output=True, text=True)
     check(p.returncode == 2 and "at least two" in p.stderr, f"one comparison: exit {p.returncode} {p.stderr}")
     p = subprocess.run([sys.executable, TOOL, dirs[0], a.out, "--out", out], capture_output=True, text=True)

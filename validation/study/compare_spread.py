@@ -9,7 +9,7 @@ Each DIR is the --out of one `validation/study/compare_real.py SCENARIO --hostma
 (its own probe, native runs and SMPI runs, made at its own time). The host's speed moves between
 comparisons (minutes apart on a shared machine); a figure that holds in the median of several,
 with its spread shown, says more than one that holds once. Writes OUT/SPREAD.md and
-OUT/spread.json, and copies each comparison's COMPARE.md, compare_real.json, compare_real.png,
+OUT/spread.json, OUT/spread.png, and copies each comparison's COMPARE.md, compare_real.json, compare_real.png,
 platform.xml and probe files into OUT/<name of DIR>/.
 
 The bounds (percent for times, points for the gain and lambda) mark the rows whose median error
@@ -22,6 +22,9 @@ import shutil
 import statistics
 import sys
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 
 KEEP = ["COMPARE.md", "compare_real.json", "compare_real.png", "platform.xml", "probe-interleaved.json",
         "kernel-samples.jsonl", os.path.join("probe", "probe.json")]
@@ -81,6 +84,7 @@ def write(args, reps, rows):
         within[f"{what} {pol}"] = ok
         lines.append(f"| {what} | {pol} | {statistics.median(m):.4g} | {statistics.median(p):.4g} | {med:+.1f}{sign} | "
                      f"{min(e):+.1f} to {max(e):+.1f}{sign} | {'-' if ok is None else ('yes' if ok else 'no')} |")
+    lines += ["", "![each row's error, median and spread](spread.png)"]
     lines += ["", "Each comparison's own report: " + ", ".join(
         f"[{os.path.basename(os.path.normpath(r['dir']))}]({os.path.basename(os.path.normpath(r['dir']))}/COMPARE.md)"
         for r in reps), ""]
@@ -92,6 +96,29 @@ def write(args, reps, rows):
                                  error_median=statistics.median(e), within=within[f"{w} {p}"])
                             for w, p, u, m, pr, e in rows]}, f, indent=1)
     print("\n".join(lines))
+
+
+def figure(args, rows):
+    """spread.png: each bounded row's error, the median as a bar, every comparison a dot, the bounds."""
+    import figures  # noqa: E402  (matplotlib, Agg backend)
+    from figures import plt
+    rows = [r for r in rows if not r[0].startswith("lambda")]
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1.4))
+    for i, (what, pol, unit, m, p, e) in enumerate(rows):
+        bound = args.bound if unit == "%" else args.gain_bound
+        ax.barh(i, statistics.median(e), color="tab:blue" if abs(statistics.median(e)) <= bound else "tab:red", alpha=0.6)
+        ax.plot(e, [i] * len(e), "k.", ms=5)
+        ax.plot([-bound, -bound], [i - 0.4, i + 0.4], "k:", lw=1)
+        ax.plot([bound, bound], [i - 0.4, i + 0.4], "k:", lw=1)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([f"{w.replace(' (s)', '').replace(' (%)', '')} {pol} ({'%' if u == '%' else 'points'})"
+                        for w, pol, u, *_ in rows], fontsize=8)
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_xlabel("predicted - measured: % of measured (times), points (the gain); dots: each comparison")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.out, "spread.png"), dpi=110)
+    plt.close(fig)
 
 
 def main():
@@ -113,7 +140,9 @@ def main():
             if os.path.isfile(os.path.join(r["dir"], k)):
                 os.makedirs(os.path.dirname(os.path.join(dst, k)), exist_ok=True)
                 shutil.copy(os.path.join(r["dir"], k), os.path.join(dst, k))
-    write(args, reps, spread_rows(reps))
+    rows = spread_rows(reps)
+    write(args, reps, rows)
+    figure(args, rows)
 
 
 if __name__ == "__main__":

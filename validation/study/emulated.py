@@ -313,6 +313,24 @@ def made(args, started):
     return f"Runs made {fmt(first)} - {fmt(last)} (this report written {fmt(time.time())})"
 
 
+def shares_note(args, extra):
+    """The containers with part of their cores' time (platform property cpu_share: the emulator's CFS
+    quota, the model's share), from the platform the runs used; "" when none."""
+    import re
+    import xml.etree.ElementTree as ET
+    plat = next((e.split("=", 1)[1] for e in extra if e.startswith("platform.file=")), None)
+    if not plat:
+        m = re.search(r'file\s*=\s*"([^"]+)"', open(args.scenario).read())
+        plat = m and os.path.join(os.path.dirname(args.scenario), m.group(1))
+    if not plat or not os.path.isfile(plat):
+        return ""
+    shares = [(h.get("id"), q.get("value")) for h in ET.parse(plat).iter("host") for q in h.iter("prop")
+              if q.get("id") == "cpu_share"]
+    return "" if not shares else " Part of a core: " + ", ".join(
+        f"{h} gets {float(v):g} of its cores' time (cpu_share: a CFS quota in the emulation, the model's share)"
+        for h, v in shares) + "."
+
+
 def report(args, extra, rows, started, emu, smpi):
     cmd = "validation/study/compare_real.py " + " ".join(args.argv)
     load = open("/proc/loadavg").read().split()[:3]
@@ -320,7 +338,8 @@ def report(args, extra, rows, started, emu, smpi):
              f"Command: `{cmd}`", "",
              f"{made(args, started)}; {kernel_note()}; load average before: {' '.join(args.load_before)},"
              f" after: {' '.join(load)}; {os.cpu_count()} cores.", "",
-             f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'}). Emulated with "
+             f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'})."
+             + shares_note(args, extra) + " Emulated with "
              "Open MPI's TCP transport as it comes (messages over 64 KiB by rendezvous)"
              + (f" and, interleaved with it, with its eager limit raised to {args.mpi_eager} B. " if args.mpi_eager else
                 ". ") + "Emulated "
