@@ -71,7 +71,8 @@ def write(args, reps, rows):
              f"Command: `{' '.join(['validation/study/compare_spread.py'] + args.dirs + ['--out', args.out])}`; each "
              "comparison is one `validation/study/compare_real.py` run (its own probe, interleaved native runs and "
              "SMPI runs), in its folder here:", ""]
-    lines += [f"- `{os.path.basename(os.path.normpath(r['dir']))}/`: {r['when']}" for r in reps]
+    lines += [f"- `{os.path.basename(os.path.normpath(r['dir']))}/`: {r['when']}"
+              + (f"; {r['command'][len('Command: '):]}" if r["command"] else "") for r in reps]
     lines += ["", f"Median over the comparisons, the spread min to max. Within: the median error within "
               f"{args.bound:g} % (times, loads) or {args.gain_bound:g} points (the gain; lambda is shown, not bounded).", "",
               "| what | policy | measured | predicted | error, median | error, min to max | within |",
@@ -114,7 +115,7 @@ def figure(args, rows):
     ax.set_yticklabels([f"{w.replace(' (s)', '').replace(' (%)', '')} {pol} ({'%' if u == '%' else 'points'})"
                         for w, pol, u, *_ in rows], fontsize=8)
     ax.axvline(0, color="k", lw=0.8)
-    ax.set_xlabel("predicted - measured: % of measured (times), points (the gain); dots: each comparison")
+    ax.set_xlabel("error: % of measured (points for the gain); bar: median, dots: each comparison")
     ax.invert_yaxis()
     fig.tight_layout()
     fig.savefig(os.path.join(args.out, "spread.png"), dpi=110)
