@@ -854,7 +854,7 @@ def beyond_section():
                 continue
             if line.startswith("#"):
                 line = "##" + line
-            L.append(re.sub(r"\]\((?!http)([^)/]+\.png)\)", rf"]({sub}/\1)", line))
+            L.append(re.sub(r"\]\((?!https?:|/|#)([^)]+)\)", rf"]({sub}/\1)", line))  # relative links
         if png not in open(path).read():
             L += ["", f"![{title}]({sub}/{png})"]
         L.append("")
