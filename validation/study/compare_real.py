@@ -205,6 +205,7 @@ def report(args, res, probe_json, platform_xml):
              f"Native runs: {args.repeats} per policy, interleaved (a round: each policy once), the median by total "
              "time kept; SMPI: one run per policy.",
              kernel_line(probe_json),
+             "Total time: the time loop (summary.json's sim_time_s; set-up and the last output are outside it). "
              "Error = (predicted - measured) / measured; for lambda and the gain the difference is in points.", "",
              "| what | policy | measured | predicted | error |", "|---|---|---|---|---|"]
     for what, pol, m, s, e in rows:
