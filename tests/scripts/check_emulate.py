@@ -21,7 +21,10 @@ Then `demsim exec ... --emulate -- demsim-pingpong`: an 8 MiB message one way at
 route's shaped 125 MB/s (the shaping holds, and TCP fills it), and nothing left behind. Then
 `validation/study/compare_real.py scenarios/emulated/network-pair.cfg --emulate` at a tiny size
 (20,000 particles, 10 steps, NOW, contact): its compare_real.json has the 42 message rows and the
-DEM's, the ghost bytes alike emulated and simulated (the same decomposition), every time positive.
+DEM's, the ghost bytes alike emulated and simulated (the same decomposition), every time positive;
+and with `--hostmap scenarios/emulated/hostmap-pair.cfg --cpu-share c1=0.5` (this machine probed,
+c1 at half a core, the core rate sampled before the round): computing and total time compared,
+the sample and c1's cpu_share in the platform.
 routes also runs `demsim exec` in the SMPI build (when there) on the same two containers: the
 simulated ping-pong's 8 MiB - 4 MiB difference gives the route's 125 MB/s times SMPI's
 bandwidth factor for large messages (within 90-100 %), and a message takes longer than the last
@@ -175,6 +178,37 @@ def check_compare_emulated(a, failures):
     print(f"compare_real --emulate: {len(rows)} rows, ghost bytes {ghosts[0]['measured'] if ghosts else '?'}")
 
 
+def check_compare_emulated_probed(a, failures):
+    """compare_real.py --emulate --hostmap: this machine probed (--quick), c1 at half a core, the core
+    rate sampled before the round; the computing and total rows compared (an error), the platform's
+    cpu_share, the sample and the report's lines."""
+    out = os.path.join(a.out, "compare-probed")
+    smpi = os.path.join(SOURCE, "build", "smpi", "demsim")
+    if not os.access(smpi, os.X_OK):
+        print("compare_real --emulate --hostmap: skipped (no SMPI build)")
+        return
+    cmd = ["/usr/bin/python3", os.path.join(SOURCE, "validation", "study", "compare_real.py"),
+           os.path.join(SOURCE, "scenarios", "emulated", "network-pair.cfg"), "--emulate", "--out", out,
+           "--hostmap", os.path.join(SOURCE, "scenarios", "emulated", "hostmap-pair.cfg"), "--quick",
+           "--container-link", "125e6,8e-6", "--cpu-share", "c1=0.5", "--repeats", "1", "--steps", "10",
+           "--particles", "20000", "--lattices", "contact", "--policies", "NOW", "--native", a.demsim, "--smpi", smpi,
+           "--", "--set", "platform.hosts=c0,c1"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if p.returncode:
+        failures.append(f"compare_real --emulate --hostmap: rc {p.returncode}:\n{(p.stdout + p.stderr)[-3000:]}")
+        return
+    rows = json.load(open(os.path.join(out, "compare_real.json")))["rows"]
+    compared = [r for r in rows if r["what"].startswith(("computing", "total time")) and r.get("error_percent") is not None]
+    text = open(os.path.join(out, "EMULATED.md")).read()
+    k = json.load(open(os.path.join(out, "probe-interleaved.json")))["nodes"][0]["contact_kernel_1core"]
+    plat = open(os.path.join(out, "platform.xml")).read()
+    if len(compared) != 2 or "Part of a core: c1 gets 0.5" not in text or "Core rate:" not in text \
+            or len(k.get("interleaved_s", [])) != 1 or '<prop id="cpu_share" value="0.5"/>' not in plat:
+        failures.append(f"compare_real --emulate --hostmap: compared rows {compared}, samples {k.get('interleaved_s')}")
+    print(f"compare_real --emulate --hostmap: {len(compared)} computing/total rows compared, "
+          f"sample {k.get('interleaved_s')}")
+
+
 def leftovers(prefix):
     """What a run with this prefix ("dsim<pid>-") left: namespaces, links, cgroups, processes."""
     left = [l.split()[0] for l in subprocess.run(["ip", "netns", "list"], capture_output=True,
@@ -283,6 +317,7 @@ def main():
     check_short_run(a, failures)
     check_exec_emulated(a, failures)
     check_compare_emulated(a, failures)
+    check_compare_emulated_probed(a, failures)
     return checking.tally("check_emulate cloud", failures, "OK")
 
 

@@ -24,13 +24,16 @@ of a host map and under SMPI on a platform probed from those machines, NOW and R
    NOW, predicted against measured with the error), DIR/compare_real.json, DIR/compare_real.png.
 With --emulate (as root, native build): the scenario's containers on an emulated cloud on this
 machine against SMPI on its platform.file, messages and the DEM's ghost exchange
-(validation/study/emulated.py says what and how; --hostmap and --probe are not used).
+(validation/study/emulated.py says what and how). With --emulate --hostmap MAP (every host
+localhost): the platform is this machine's, probed now (or --probe), with the map's containers
+on their cores, joined by --container-link BW,LAT and with --cpu-share CONTAINER=S, its core
+rate sampled before each round of emulated runs (calibration.py); computing and total time are
+compared too.
 Exit status: 0, 1 when a run failed, 2 on bad input.
 """
 import argparse
 import json
 import os
-import statistics
 import time
 import subprocess
 import sys
@@ -39,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "platforms"))
+import calibration  # noqa: E402  (the core rate over the runs: kernel samples, interleaved_platform)
 import compare  # noqa: E402  (run_policy: one run with a progress line)
 import emulated  # noqa: E402  (--emulate)
 import figures  # noqa: E402  (matplotlib, Agg backend)
@@ -74,34 +78,6 @@ def median_run(runs):
     return ordered[(len(ordered) - 1) // 2]
 
 
-def is_this_machine(host):
-    import socket
-    return host in ("localhost", "127.0.0.1", socket.gethostname(), socket.gethostname().split(".")[0])
-
-
-def kernel_sample(args, out):
-    """The contact-force kernel on every core of this machine at once (demsim probe's
-    all_cores_median_s, validation/calibrate_cost beside the native demsim): the mean of the
-    cores' medians, s; None where calibrate_cost is not built or fails."""
-    exe = os.path.join(os.path.dirname(os.path.abspath(args.native)), "validation", "calibrate_cost")
-    if not os.access(exe, os.X_OK):
-        return None
-    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
-    procs = [subprocess.Popen(["taskset", "-c", str(c), exe, "--host", "local-0", "--sizes", "60", "--packings",
-                               "contact", "--reps", "10"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=env) for c in sorted(os.sched_getaffinity(0))]
-    medians = []
-    for p in procs:
-        text = p.communicate()[0]
-        rows = [l.replace("|", " ").split() for l in text.splitlines() if l.startswith("contact") and " forces_all " in l]
-        if p.returncode or not rows:
-            return None
-        medians.append(float(rows[0][10]) * 1e-6)
-    with open(out, "a") as f:
-        f.write(json.dumps(dict(medians_s=medians)) + "\n")
-    return sum(medians) / len(medians)
-
-
 def run_all(args, extra):
     """{policy: {"native": run, "native_all": [runs]}}; a run = {"summary", "wall", "dir"}, and the
     contact-force kernel's interleaved samples (s; empty where not measured). The policies' runs
@@ -113,9 +89,9 @@ def run_all(args, extra):
     samples = []
     if os.path.exists(os.path.join(args.out, "kernel-samples.jsonl")):
         os.remove(os.path.join(args.out, "kernel-samples.jsonl"))
-    local = all(is_this_machine(h) for _, h, _ in make_platforms.read_hostmap(args.hostmap))
+    local = calibration.all_local(args.hostmap)
     for i in range(args.repeats):
-        k = kernel_sample(args, os.path.join(args.out, "kernel-samples.jsonl")) if local else None
+        k = calibration.kernel_sample(args.native, os.path.join(args.out, "kernel-samples.jsonl")) if local else None
         if k:
             samples.append(k)
         for pol in args.policies:
@@ -130,24 +106,38 @@ def run_all(args, extra):
     return res, samples
 
 
-def interleaved_platform(args, probe_json, samples):
-    """DIR/platform.xml from the probe, its node's contact-force kernel time on all cores replaced by
-    the median of the probe's and the interleaved samples (written as DIR/probe-interleaved.json);
-    the probe's own where there are none."""
-    pr = json.load(open(probe_json))
-    k = (pr["nodes"][0].get("contact_kernel_1core") or {}) if len(pr["nodes"]) == 1 else {}
-    if samples and k.get("all_cores_median_s"):
-        allk = samples + [k["all_cores_median_s"]]
-        k["interleaved_s"] = samples
-        k["all_cores_median_s"] = statistics.median(allk)
-        probe_json = os.path.join(args.out, "probe-interleaved.json")
-        with open(probe_json, "w") as f:
-            json.dump(pr, f, indent=1)
-    platform_xml = os.path.join(args.out, "platform.xml")
-    with open(platform_xml, "w") as f:
-        f.write(make_platforms.from_probe(probe_json, args.hostmap))
-    print(f"platform: {platform_xml}", flush=True)
-    return probe_json, platform_xml
+def map_hosts(hostmap):
+    hosts = []
+    for _, host, _ in make_platforms.read_hostmap(hostmap):
+        if host not in hosts:
+            hosts.append(host)
+    return hosts
+
+
+def emulate(args, extra):
+    """--emulate: on platform.file as the scenario (or the options) give it; with --hostmap, on a
+    platform of this machine probed now (or --probe), the map's containers on its cores, joined by
+    --container-link and with --cpu-share, its core rate sampled before each round of emulated runs
+    (calibration.py), computing and total time compared too."""
+    if not args.hostmap:
+        if args.container_link or args.cpu_share:
+            fail("--container-link and --cpu-share go with --emulate --hostmap MAP")
+        return emulated.main(args, extra)
+    args.hostmap = os.path.abspath(args.hostmap)
+    if not calibration.all_local(args.hostmap):
+        fail(f"--emulate --hostmap {args.hostmap}: every host of the map must be this machine (localhost)")
+    try:
+        args.link = tuple(float(x) for x in args.container_link.split(",")) if args.container_link else None
+        assert args.link is None or (len(args.link) == 2 and args.link[0] > 0 and args.link[1] >= 0)
+        args.shares = {c: float(v) for c, v in (x.split("=", 1) for x in args.cpu_share)}
+        assert all(0 < v <= 1 for v in args.shares.values())
+    except (ValueError, AssertionError):
+        fail("--container-link BANDWIDTH,LATENCY (B/s, s) and --cpu-share CONTAINER=S (0 < S <= 1) expected")
+    os.makedirs(args.out, exist_ok=True)
+    args.probe_json = probe(args, ["localhost"])
+    _, plat = calibration.interleaved_platform(args.out, args.probe_json, args.hostmap, [], args.link, args.shares)
+    args.probed = True
+    return emulated.main(args, extra + ["--set", f"platform.file={plat}"])
 
 
 def run_smpi(args, res, platform_xml, extra):
@@ -183,17 +173,6 @@ def rows_of(res):
     return rows
 
 
-def kernel_line(probe_json):
-    """What the platform's core rate was taken from."""
-    nodes = json.load(open(probe_json))["nodes"]
-    k = (nodes[0].get("contact_kernel_1core") or {}) if len(nodes) == 1 else {}
-    if k.get("interleaved_s"):
-        return ("Core rate: the contact-force kernel on every core at once, the median of the probe's "
-                f"and {len(k['interleaved_s'])} samples taken before each round of native runs: "
-                + ", ".join(f"{x * 1e3:.3g}" for x in k["interleaved_s"]) + f" ms -> {k['all_cores_median_s'] * 1e3:.3g} ms.")
-    return "Core rate: from the probe's contact-force kernel (make_platforms.probed_flops_per_cycle)."
-
-
 def report(args, res, probe_json, platform_xml):
     rows = rows_of(res)
     pr = json.load(open(probe_json))
@@ -204,7 +183,7 @@ def report(args, res, probe_json, platform_xml):
              f"`{probe_json}` ({pr.get('command', '?')}, {pr.get('date', '?')}).",
              f"Native runs: {args.repeats} per policy, interleaved (a round: each policy once), the median by total "
              "time kept; SMPI: one run per policy.",
-             kernel_line(probe_json),
+             calibration.rate_line(probe_json),
              "Total time: the time loop (summary.json's sim_time_s; set-up and the last output are outside it). "
              "Error = (predicted - measured) / measured; for lambda and the gain the difference is in points.", "",
              "| what | policy | measured | predicted | error |", "|---|---|---|---|---|"]
@@ -273,6 +252,10 @@ def main():
     ap.add_argument("--lattices", nargs="+", default=["contact", "apart"], choices=["contact", "apart"],
                     help="with --emulate: the DEM runs' lattices")
     ap.add_argument("--probe", help="an earlier probe.json (default: probe now)")
+    ap.add_argument("--container-link", help="with --emulate --hostmap: BANDWIDTH,LATENCY (B/s, s one way) of the "
+                    "route between two containers of this machine (make_platforms.py --container-link)")
+    ap.add_argument("--cpu-share", action="append", default=[], metavar="CONTAINER=S",
+                    help="with --emulate --hostmap: that container gets the part S of its cores' time")
     ap.add_argument("--out", default=os.path.join(TOP, "out", "compare-real"))
     ap.add_argument("--policies", nargs="+", default=["NOW", "RW"])
     ap.add_argument("--repeats", type=int, default=3)
@@ -294,7 +277,7 @@ def main():
         fail(f"--repeats {args.repeats}: expected at least 1")
     args.scenario = os.path.abspath(args.scenario)
     if args.emulate:
-        return emulated.main(args, extra)
+        return emulate(args, extra)
     args.hostmap = os.path.abspath(args.hostmap)
     os.makedirs(args.out, exist_ok=True)
     p = subprocess.run([args.native, "run", args.scenario, "--set", f"native.hostmap={args.hostmap}", "--dry-run"]
@@ -302,15 +285,12 @@ def main():
     if p.returncode:
         sys.stderr.write(p.stdout)
         fail("the scenario or the host map is not valid (above)", 2 if p.returncode == 2 else 1)
-    hosts = []
-    for _, host, _ in make_platforms.read_hostmap(args.hostmap):
-        if host not in hosts:
-            hosts.append(host)
+    hosts = map_hosts(args.hostmap)
     args.load_before = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else "?"
     args.load_before = " ".join(args.load_before)
     probe_json = probe(args, hosts)
     res, samples = run_all(args, extra)
-    probe_json, platform_xml = interleaved_platform(args, probe_json, samples)
+    probe_json, platform_xml = calibration.interleaved_platform(args.out, probe_json, args.hostmap, samples)
     run_smpi(args, res, platform_xml, extra)
     report(args, res, probe_json, platform_xml)
 

@@ -41,6 +41,7 @@ import subprocess
 import sys
 import time
 
+import calibration  # noqa: E402  (the core rate over the runs)
 import compare  # noqa: E402  (run_policy: one run with a progress line)
 import figures  # noqa: E402  (matplotlib, Agg backend)
 from figures import plt  # noqa: E402
@@ -106,16 +107,28 @@ def configs(args):
 
 def dem_runs(args, extra):
     """{(lattice, policy): {"native_all": {config: [summary]}, "native": {config: median summary},
-    "smpi": summary}}; the emulated runs interleaved: repeat, lattice, policy, configuration."""
+    "smpi": summary}}; the emulated runs interleaved: repeat, lattice, policy, configuration. With a
+    host map (compare_real.py --emulate --hostmap), the contact-force kernel is sampled before each
+    round and the platform rewritten with the median before the SMPI runs (calibration.py)."""
     res = {(lat, pol): {"native_all": {c: [] for c in configs(args)}} for lat in args.lattices for pol in args.policies}
     common = ["--particles", str(args.particles), "--steps", str(args.steps), "--ranks", "2",
               "--repartition-every", str(max(1, args.steps // 5))] + extra
+    samples = os.path.join(args.out, "kernel-samples.jsonl")
+    if getattr(args, "hostmap", None) and not args.resume and os.path.exists(samples):
+        os.remove(samples)
     for i in range(args.repeats):
-        for (lat, pol), r in res.items():
-            for c in configs(args):
-                d = os.path.join(args.runs, "emulated" + ("" if c == "default" else "-" + c), f"{lat}-{pol}-{i + 1}")
-                r["native_all"][c].append(run_once(args, args.native, pol, d, ["--emulate", "--set",
-                                                   f"problem.diameter_ratio={LATTICES[lat]}"] + common, c))
+        dirs = {(lat, pol, c): os.path.join(args.runs, "emulated" + ("" if c == "default" else "-" + c),
+                                            f"{lat}-{pol}-{i + 1}")
+                for lat, pol in res for c in configs(args)}
+        if getattr(args, "hostmap", None) and not all(args.resume and os.path.isfile(os.path.join(d, "summary.json"))
+                                                      for d in dirs.values()):
+            calibration.kernel_sample(args.native, samples)
+        for (lat, pol, c), d in dirs.items():
+            res[(lat, pol)]["native_all"][c].append(run_once(args, args.native, pol, d, [
+                "--emulate", "--set", f"problem.diameter_ratio={LATTICES[lat]}"] + common, c))
+    if getattr(args, "hostmap", None):
+        args.rate_probe, _ = calibration.interleaved_platform(args.out, args.probe_json, args.hostmap,
+                                                              calibration.read_samples(samples), args.link, args.shares)
     for (lat, pol), r in res.items():
         r["native"] = {c: sorted(runs, key=comm_per_step)[(args.repeats - 1) // 2]
                        for c, runs in r["native_all"].items()}
@@ -339,7 +352,9 @@ def report(args, extra, rows, started, emu, smpi):
              f"{made(args, started)}; {kernel_note()}; load average before: {' '.join(args.load_before)},"
              f" after: {' '.join(load)}; {os.cpu_count()} cores.", "",
              f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'})."
-             + shares_note(args, extra) + " Emulated with "
+             + shares_note(args, extra)
+             + (" " + calibration.rate_line(args.rate_probe) if getattr(args, "rate_probe", None) else "")
+             + " Emulated with "
              "Open MPI's TCP transport as it comes (messages over 64 KiB by rendezvous)"
              + (f" and, interleaved with it, with its eager limit raised to {args.mpi_eager} B. " if args.mpi_eager else
                 ". ") + "Emulated "

@@ -1,0 +1,88 @@
+#!/usr/bin/python3
+"""The platform's core rate over the time of a comparison's runs (compare_real.py, its host map
+and its --emulate path): the contact-force kernel sampled on every core of this machine before
+each round of native runs, and a platform written from the probe with the median of those
+samples and the probe's own as the node's all-cores time (make_platforms.probed_flops_per_cycle
+takes the rate from it). A shared host's speed moves over minutes; one probe before the runs
+catches one moment of it."""
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "platforms"))
+import make_platforms  # noqa: E402
+
+
+def is_this_machine(host):
+    return host in ("localhost", "127.0.0.1", socket.gethostname(), socket.gethostname().split(".")[0])
+
+
+def all_local(hostmap):
+    """Whether every host of the map is this machine (the samples measure only this one)."""
+    return all(is_this_machine(h) for _, h, _ in make_platforms.read_hostmap(hostmap))
+
+
+def kernel_sample(native, out):
+    """The contact-force kernel on every core of this machine at once (demsim probe's
+    all_cores_median_s, validation/calibrate_cost beside the native demsim): the mean of the
+    cores' medians, s, also appended to `out` (JSON lines); None where calibrate_cost is not built
+    or fails."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(native)), "validation", "calibrate_cost")
+    if not os.access(exe, os.X_OK):
+        return None
+    env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
+    procs = [subprocess.Popen(["taskset", "-c", str(c), exe, "--host", "local-0", "--sizes", "60", "--packings",
+                               "contact", "--reps", "10"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, env=env) for c in sorted(os.sched_getaffinity(0))]
+    medians = []
+    for p in procs:
+        text = p.communicate()[0]
+        rows = [l.replace("|", " ").split() for l in text.splitlines() if l.startswith("contact") and " forces_all " in l]
+        if p.returncode or not rows:
+            return None
+        medians.append(float(rows[0][10]) * 1e-6)
+    with open(out, "a") as f:
+        f.write(json.dumps(dict(medians_s=medians)) + "\n")
+    return sum(medians) / len(medians)
+
+
+def read_samples(out):
+    """The samples (s, the mean of the cores' medians) a kernel_sample file holds."""
+    if not os.path.isfile(out):
+        return []
+    return [sum(d["medians_s"]) / len(d["medians_s"]) for d in map(json.loads, open(out)) if d.get("medians_s")]
+
+
+def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=None, cpu_shares=None):
+    """OUTDIR/platform.xml from the probe and the host map, its node's contact-force kernel time on
+    all cores replaced by the median of the probe's and the samples (written as
+    OUTDIR/probe-interleaved.json); the probe's own where there are none. Returns (the probe file
+    the platform came from, the platform)."""
+    pr = json.load(open(probe_json))
+    k = (pr["nodes"][0].get("contact_kernel_1core") or {}) if len(pr["nodes"]) == 1 else {}
+    if samples and k.get("all_cores_median_s"):
+        k["interleaved_s"] = samples
+        k["all_cores_median_s"] = statistics.median(samples + [k["all_cores_median_s"]])
+        probe_json = os.path.join(outdir, "probe-interleaved.json")
+        with open(probe_json, "w") as f:
+            json.dump(pr, f, indent=1)
+    platform_xml = os.path.join(outdir, "platform.xml")
+    with open(platform_xml, "w") as f:
+        f.write(make_platforms.from_probe(probe_json, hostmap, container_link, cpu_shares))
+    print(f"platform: {platform_xml}", flush=True)
+    return probe_json, platform_xml
+
+
+def rate_line(probe_json):
+    """What the platform's core rate was taken from."""
+    nodes = json.load(open(probe_json))["nodes"]
+    k = (nodes[0].get("contact_kernel_1core") or {}) if len(nodes) == 1 else {}
+    if k.get("interleaved_s"):
+        return ("Core rate: the contact-force kernel on every core at once, the median of the probe's "
+                f"and {len(k['interleaved_s'])} samples taken before each round of runs: "
+                + ", ".join(f"{x * 1e3:.3g}" for x in k["interleaved_s"]) + f" ms -> {k['all_cores_median_s'] * 1e3:.3g} ms.")
+    return "Core rate: from the probe's contact-force kernel (make_platforms.probed_flops_per_cycle)."
