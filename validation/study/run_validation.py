@@ -323,28 +323,31 @@ def hardware_check(a, sc, out):
     return hw
 
 
+def execute(a, out, array, specs, labels, jobs):
+    """The runs (sweep.run_spec's) on Slurm as one job array (--submit; `jobs` at a time there too when
+    1) or here, `jobs` at a time with a line each; the labels of those that failed."""
+    if a.submit:
+        rows = sweep.slurm_runs(a, array, specs, slurm_dir(out), throttle=1 if jobs == 1 else None)
+    else:
+        rows = [None] * len(specs)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+            futs = {ex.submit(sweep.run_one, **spec): i for i, spec in enumerate(specs)}
+            for n, fut in enumerate(concurrent.futures.as_completed(futs), 1):
+                i = futs[fut]
+                rows[i] = r = fut.result()
+                print(f"  [{n}/{len(specs)}] {labels[i]}: " + (f"simulated {r['sim_time_s']:.4g} s" if r["status"] == 0
+                      else "FAILED, see its demsim.log") + f" ({r['wall_s']:.1f} s wall)", flush=True)
+    return [labels[i] for i, r in enumerate(rows) if r["status"] != 0]
+
+
 def run_all(a, sc, runs, runs_dir, out):
     """The runs [(scenario, policy, seed)] not already there (reusable), a.jobs at a time, one line each;
     OUT/timing.json. Returns (the runs executed, the failed ones' names, their wall time, the timing record)."""
     todo = [(s, p, k) for s, p, k in runs if not reusable(a, runs_dir, s, p, *run_options(s, sc)[1:], seed=k)]
     args = [(a.demsim, s, p, seed_dir(runs_dir, k), run_options(s, sc)[0] + seed_options(k)) for s, p, k in todo]
     t_runs = time.time()
-    failed = []
-    if a.submit:  # the seeds' runs in the same array
-        rows = sweep.slurm_runs(a, "runs", [sweep.run_spec(*x) for x in args], slurm_dir(out))
-        failed = [f"{r['scenario']}-{r['policy']}{seed_label(k)}" for r, (_, _, k) in zip(rows, todo)
-                  if r["status"] != 0]
-    else:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-            futs = {ex.submit(sweep.run_one, *x): k for x, (_, _, k) in zip(args, todo)}
-            for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-                r, seed = fut.result(), seed_label(futs[fut])
-                ok = r["status"] == 0
-                if not ok:
-                    failed.append(f"{r['scenario']}-{r['policy']}{seed}")
-                print(f"[{i}/{len(todo)}] {r['scenario']} {r['policy']}{seed}: "
-                      f"{'simulated %.4g s' % r['sim_time_s'] if ok else 'FAILED, see its demsim.log'} "
-                      f"({r['wall_s']:.1f} s wall)", flush=True)
+    labels = [run_name(sp, p) + seed_label(k) for sp, p, k in todo]
+    failed = execute(a, out, "runs", [sweep.run_spec(*x) for x in args], labels, a.jobs)  # seeds in the same array
     runs_wall = time.time() - t_runs
     timing_path = os.path.join(out, "timing.json")
     timing = dict(runs_wall_s=runs_wall, runs_executed=len(todo), jobs=a.jobs, command=" ".join(
@@ -473,20 +476,8 @@ def tornado(sc, out, a, hw=None):
     todo = [(c, p) for c, p in jobs if not reusable(a, rd, c, p, sc["particles"], steps)]
     print(f"run_validation.py: tornado, {len(TORNADO_CONSTANTS)} constants x +-{TORNADO_STEP:.0%}"
           f"{' and the simd_lanes what-if' if lanes_k else ''}: {len(todo)} runs", flush=True)
-    failed = []
-    if a.submit:
-        specs = [sweep.run_spec(a.demsim, c, p, rd, tornado_options(c, sc)[0]) for c, p in todo]
-        failed = [f"tornado/{r['scenario']}-{r['policy']}" for r in sweep.slurm_runs(a, "tornado", specs, slurm_dir(out))
-                  if r["status"] != 0]
-    else:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-            futs = [ex.submit(sweep.run_one, a.demsim, c, p, rd, tornado_options(c, sc)[0]) for c, p in todo]
-            for i, fut in enumerate(concurrent.futures.as_completed(futs), 1):
-                r = fut.result()
-                print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
-                      f"{'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'}", flush=True)
-                if r["status"]:
-                    failed.append(f"tornado/{r['scenario']}-{r['policy']}")
+    failed = execute(a, out, "tornado", [sweep.run_spec(a.demsim, c, p, rd, tornado_options(c, sc)[0]) for c, p in todo],
+                     [f"tornado/{run_name(c, p)}" for c, p in todo], a.jobs)
     names = [run_name(c, p) for c, p in jobs]
     return dict(variants=[(const, k, case, run_name(cfg, "NOW"), run_name(cfg, "RW")) for const, k, case, cfg in variants],
                 constants=TORNADO_CONSTANTS, step=TORNADO_STEP, names=names, runs_dir=rd, failed=failed,
@@ -522,19 +513,8 @@ def measured(sc, out, a, hw):
     todo = [(s, p) for s, p in jobs if not reusable(a, rd, s, p, sc["particles"], sc["steps"])]
     print(f"run_validation.py: second estimate (kernels measured here, {speed / 1e9:.3g} Gflop/s per core): "
           f"{len(todo)} runs, one at a time", flush=True)
-    failed = []
-    if a.submit:  # one task at a time, as here (the array's throttle)
-        specs = [sweep.run_spec(a.demsim, s, p, rd, opts(s)) for s, p in todo]
-        failed = [f"measured/{r['scenario']}-{r['policy']}" for r in
-                  sweep.slurm_runs(a, "measured", specs, slurm_dir(out), throttle=1) if r["status"] != 0]
-    else:
-        for i, (s, p) in enumerate(todo, 1):
-            r = sweep.run_one(a.demsim, s, p, rd, opts(s))
-            print(f"  [{i}/{len(todo)}] {r['scenario']} {r['policy']}: "
-                  f"{'simulated %.4g s' % r['sim_time_s'] if r['status'] == 0 else 'FAILED'} ({r['wall_s']:.0f} s wall)",
-                  flush=True)
-            if r["status"]:
-                failed.append(f"measured/{r['scenario']}-{r['policy']}")
+    failed = execute(a, out, "measured", [sweep.run_spec(a.demsim, sp, p, rd, opts(sp)) for sp, p in todo],
+                     [f"measured/{run_name(sp, p)}" for sp, p in todo], 1)  # one at a time, on Slurm too
     # the speed the runs were made with (a reused run keeps the one of its own invocation)
     log = os.path.join(rd, run_name(*jobs[0]), "demsim.log")
     if os.path.exists(log):
