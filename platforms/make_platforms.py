@@ -584,6 +584,16 @@ def kernel_rate(time_s, flops, traffic, divsqrt, bw, divider, cores=1):
     return (flops - divsqrt) / (cores * compute)
 
 
+def node_bw(n):
+    """A probed node's memory bus: the higher of what its cores drew all at once with the triad and
+    with kick-drift's streams (streams_allcore_Bps, absent in a probe of before it): the bus carried
+    at least that. On the 2-core development VM the streams drew 55.7 GB/s where the triad drew 45.5;
+    with the triad's figure the model shared the bus between two ranks' streaming kernels too
+    tightly (the apart path's computing predicted 23 % slow, 6 % with the streams' figure:
+    validation/compare-real/emulated-probed)."""
+    return max(n["triad_allcore_Bps"], n.get("streams_allcore_Bps") or 0.0)
+
+
 def probed_flops_per_cycle(n, core_bw, clock):
     """KERNEL_FLOPS_PER_CYCLE of a probed node: measured by its probe where it ran the
     contact-force kernel (contact_kernel_1core), else the constant; with a line that says which.
@@ -613,7 +623,7 @@ def probe_node(n, containers):
     """One probed node: its bus, per-core figures and containers [(host id, cores, name, the
     containers whose cores it shares)]."""
     cores = n["cores"]
-    bw = n["triad_allcore_Bps"]
+    bw = node_bw(n)
     core_bw = measured_core_bw(n["triad_1core_Bps"], n.get("streams_1core_Bps"), bw)
     scalar = n.get("scalar_flops_1core")  # absent in a probe.json of before it
     clock, lanes = clock_and_lanes(n["flops_peak_1core"], scalar, n["vector_lanes"])
@@ -624,7 +634,8 @@ def probe_node(n, containers):
     stressed = n.get("triad_1core_stressed_Bps")
     divider = n.get("divider_1core")  # absent in a probe.json of before the divider: one flop each
     doc = [f"node {n['name']}: {n.get('cpu_model', '?')}, {cores} cores; MEASURED by demsim probe:",
-           f"memory bus {bw / 1e9:.3g} GB/s (triad bus traffic, all cores); one core {core_bw / 1e9:.3g} GB/s"
+           f"memory bus {bw / 1e9:.3g} GB/s (the higher of the triad's bus traffic and kick-drift's streams, all cores"
+           f" at once); one core {core_bw / 1e9:.3g} GB/s"
            " (the lower of the triad and kick-drift's streams)"
            + (f", {stressed / 1e9:.3g} GB/s beside {n.get('stress')}" if stressed else "") + ";",
            f"missed gathers {n['gather_1core_Bps'] / 1e9:.3g} GB/s per core; FP64 peak {n['flops_peak_1core'] / 1e9:.3g} GF/s per core"

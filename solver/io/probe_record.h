@@ -34,6 +34,7 @@ typedef struct dem_probe_node {
   double gather_1core_Bps;    /* B/s, random gathers: lines/s x 64 B */
   double lattice_1core_Bps;   /* B/s, lattice-order gathers */
   double streams_1core_Bps;   /* B/s, kick-drift's pattern: six arrays read, three written back */
+  double streams_allcore_Bps; /* B/s, the same with one thread per core, all at once */
   double flops_peak_1core;    /* flop/s, FP64 FMA chains of one thread */
   double scalar_flops_1core;  /* flop/s, the same chains in scalar code (their ratio: the datapath's lanes) */
   double vector_lanes;        /* doubles per vector register of bwprobe's build */

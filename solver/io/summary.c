@@ -301,6 +301,7 @@ char *dem_summary_probe_node(const dem_probe_node_t *nd)
                                   real_or_null(nd->kernel[i].particle_steps_per_s), "loop_s",
                                   real_or_null(nd->kernel[i].loop_s)));
   json_object_set_new(o, "kernel_rate", k);
+  json_object_set_new(o, "streams_allcore_Bps", real_or_null(nd->streams_allcore_Bps));
   json_object_set_new(o, "contact_kernel_1core",
                       isnan(nd->contact.median_s)
                           ? json_null()

@@ -226,17 +226,19 @@ static const char *const bw_keys[BW_COUNT] = {"triad_bus_Bps",      "flops_per_t
                                               "lanes",              "divider_per_thread", "random_lines_per_s",
                                               "lattice_Bps",        "streams_Bps"};
 
-/* Runs bwprobe with `threads` threads on cpus[0..n_cpus) (all when 0), with gather: its gathers and
- * kick-drift's streams too; its JSON goes to DIR/bwprobe-<tag>.json and its figures into v (NAN
- * on failure, and for the figures not asked for). */
-static int run_bwprobe(const probe_ctx_t *c, const char *tag, int threads, int gather, const int *cpus, int n_cpus,
-                       double v[BW_COUNT])
+/* Runs bwprobe with `threads` threads on cpus[0..n_cpus) (all when 0), with gather: its gathers too,
+ * with streams: kick-drift's streams too; its JSON goes to DIR/bwprobe-<tag>.json and its figures
+ * into v (NAN on failure, and for the figures not asked for). */
+static int run_bwprobe(const probe_ctx_t *c, const char *tag, int threads, int gather, int streams, const int *cpus,
+                       int n_cpus, double v[BW_COUNT])
 {
   char out[PROBE_PATH + 64], t[16], err[PROBE_PATH + 256];
   snprintf(out, sizeof out, "%s/bwprobe-%s.json", c->dir, tag);
   snprintf(t, sizeof t, "%d", threads);
-  char *args[] = {(char *)c->bwprobe, "--threads", t, "--mib", c->opt->quick ? "64" : "256", gather ? "--gather" : NULL,
-                  gather ? "--streams" : NULL, NULL};
+  char *args[8] = {(char *)c->bwprobe, "--threads", t, "--mib", c->opt->quick ? "64" : "256", NULL, NULL, NULL};
+  int n = 5;
+  if (gather) args[n++] = "--gather";
+  if (streams) args[n++] = "--streams";
   for (int i = 0; i < BW_COUNT; i++) v[i] = NAN;
   if (wait_child(spawn(args, 0, cpus, n_cpus, out, 0), "demsim-bwprobe")) return -1;
   if (dem_summary_read_reals(out, bw_keys, v, BW_COUNT, err, sizeof err)) {
@@ -259,7 +261,7 @@ static int stressed_triad(const probe_ctx_t *c, dem_probe_node_t *nd)
     snprintf(nd->stress_skipped, sizeof nd->stress_skipped, "stress-ng ended at once (" STRESS_CMD ")");
     return -1;
   }
-  int rc = run_bwprobe(c, "stressed", 1, 0, c->cpus, 1, v);
+  int rc = run_bwprobe(c, "stressed", 1, 0, 0, c->cpus, 1, v);
   kill(-stress, SIGTERM);
   waitpid(stress, NULL, 0);
   nd->triad_stressed_Bps = v[BW_BUS];
@@ -274,7 +276,7 @@ static int measure_memory(const probe_ctx_t *c, dem_probe_node_t *nd)
 {
   double v[BW_COUNT];
   const char *mib = c->opt->quick ? "64" : "256";
-  int rc = run_bwprobe(c, "1core", 1, 1, c->cpus, 1, v);
+  int rc = run_bwprobe(c, "1core", 1, 1, 1, c->cpus, 1, v);
   nd->triad_1core_Bps = v[BW_BUS];
   nd->flops_peak_1core = v[BW_FLOPS];
   nd->scalar_flops_1core = v[BW_SCALAR];
@@ -288,10 +290,12 @@ static int measure_memory(const probe_ctx_t *c, dem_probe_node_t *nd)
            "flop/s, divider %.3g lanes/s; gathers %.3g B/s, lattice %.3g B/s", nd->triad_1core_Bps, nd->streams_1core_Bps,
            nd->flops_peak_1core, nd->vector_lanes, nd->scalar_flops_1core, nd->divider_1core, nd->gather_1core_Bps,
            nd->lattice_1core_Bps);
-  rc |= run_bwprobe(c, "allcore", c->n_cpus, 0, NULL, 0, v);
+  rc |= run_bwprobe(c, "allcore", c->n_cpus, 0, 1, NULL, 0, v);
   nd->triad_allcore_Bps = v[BW_BUS];
-  add_command(nd, "demsim-bwprobe --threads %d --mib %s (unpinned)", c->n_cpus, mib);
-  progress(c, "triad, %d cores: %.3g B/s", c->n_cpus, nd->triad_allcore_Bps);
+  nd->streams_allcore_Bps = v[BW_STREAMS];
+  add_command(nd, "demsim-bwprobe --threads %d --mib %s --streams (unpinned)", c->n_cpus, mib);
+  progress(c, "triad, %d cores: %.3g B/s; kick-drift's streams %.3g B/s", c->n_cpus, nd->triad_allcore_Bps,
+           nd->streams_allcore_Bps);
   nd->triad_stressed_Bps = NAN;
   if (c->n_cpus < 2)
     snprintf(nd->stress_skipped, sizeof nd->stress_skipped, "one core only: no core left for stress-ng");
@@ -520,6 +524,7 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
   }
   /* what is not measured stays NAN: null in probe.json, not a zero */
   nd->llc_bytes = nd->mem_bytes = nd->triad_1core_Bps = nd->triad_allcore_Bps = nd->triad_stressed_Bps = NAN;
+  nd->streams_allcore_Bps = NAN;
   nd->gather_1core_Bps = nd->lattice_1core_Bps = nd->streams_1core_Bps = nd->flops_peak_1core = nd->vector_lanes =
       nd->scalar_flops_1core = NAN;
   nd->divider_1core = NAN;

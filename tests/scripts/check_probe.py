@@ -68,7 +68,8 @@ def load(demsim, out, args):
         for k in NODE_KEYS:
             check(k in n, f"{path}: node key '{k}' missing")
         check(n.get("cores", 0) >= 1, f"{path}: cores {n.get('cores')}")
-        for k in ("triad_1core_Bps", "triad_allcore_Bps", "gather_1core_Bps", "lattice_1core_Bps", "streams_1core_Bps"):
+        for k in ("triad_1core_Bps", "triad_allcore_Bps", "gather_1core_Bps", "lattice_1core_Bps", "streams_1core_Bps",
+                  "streams_allcore_Bps"):
             check((n.get(k) or 0) > 1e8, f"{path}: {k} = {n.get(k)}, expected > 1e8 B/s")
         check((n.get("flops_peak_1core") or 0) > 1e8, f"{path}: flops_peak_1core = {n.get('flops_peak_1core')}")
         check((n.get("divider_1core") or 0) > 1e7, f"{path}: divider_1core = {n.get('divider_1core')}, expected > 1e7")
