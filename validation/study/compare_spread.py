@@ -26,7 +26,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-KEEP = ["COMPARE.md", "compare_real.json", "compare_real.png", "platform.xml", "probe-interleaved.json",
+KEEP = ["COMPARE.md", "EMULATED.md", "compare_real.json", "compare_real.png", "emulated.png", "pingpong.json",
+        "platform.xml", "probe-interleaved.json",
         "kernel-samples.jsonl", os.path.join("probe", "probe.json")]
 
 
@@ -41,8 +42,8 @@ def load(d):
         fail(f"{d}: no compare_real.json (expected the --out of a compare_real.py run)")
     rep = json.load(open(path))
     rep["dir"], rep["when"] = d, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
-    rep["command"] = next((l for l in open(os.path.join(d, "COMPARE.md"))
-                           if l.startswith("Command:")), "").strip() if os.path.isfile(os.path.join(d, "COMPARE.md")) else ""
+    md = next((os.path.join(d, m) for m in ("COMPARE.md", "EMULATED.md") if os.path.isfile(os.path.join(d, m))), None)
+    rep["command"] = next((l for l in open(md) if l.startswith("Command:")), "").strip() if md else ""
     return rep
 
 
@@ -51,16 +52,23 @@ def error_of(r):
     return r["error_percent"] if r["error_percent"] is not None else r["predicted"] - r["measured"]
 
 
+def case_of(r):
+    """A row's policy (compare_real.py's host-map rows) or case (its --emulate rows: lattice and policy)."""
+    return r.get("policy") or r.get("case")
+
+
 def spread_rows(reps):
-    """[(what, policy, unit, [measured], [predicted], [error])] in the first comparison's order."""
+    """[(what, policy, unit, [measured], [predicted], [error])] in the first comparison's order; rows
+    without an error in every comparison (not compared) are left out."""
     out = []
     for i, r0 in enumerate(reps[0]["rows"]):
-        same = [next((r for r in rep["rows"] if r["what"] == r0["what"] and r["policy"] == r0["policy"]), None)
+        same = [next((r for r in rep["rows"] if r["what"] == r0["what"] and case_of(r) == case_of(r0)), None)
                 for rep in reps]
-        if any(s is None for s in same):
+        if any(s is None or s.get("error_percent") is None and "gain" not in s["what"]
+               and not s["what"].startswith("lambda") for s in same):
             continue
         unit = "%" if r0["error_percent"] is not None else "points"
-        out.append((r0["what"], r0["policy"], unit, [s["measured"] for s in same], [s["predicted"] for s in same],
+        out.append((r0["what"], case_of(r0), unit, [s["measured"] for s in same], [s["predicted"] for s in same],
                     [error_of(s) for s in same]))
     return out
 
@@ -87,8 +95,8 @@ def write(args, reps, rows):
                      f"{min(e):+.1f} to {max(e):+.1f}{sign} | {'-' if ok is None else ('yes' if ok else 'no')} |")
     lines += ["", "![each row's error, median and spread](spread.png)"]
     lines += ["", "Each comparison's own report: " + ", ".join(
-        f"[{os.path.basename(os.path.normpath(r['dir']))}]({os.path.basename(os.path.normpath(r['dir']))}/COMPARE.md)"
-        for r in reps), ""]
+        f"[{os.path.basename(os.path.normpath(r['dir']))}]({os.path.basename(os.path.normpath(r['dir']))}/"
+        f"{'EMULATED.md' if r.get('emulate') else 'COMPARE.md'})" for r in reps), ""]
     with open(os.path.join(args.out, "SPREAD.md"), "w") as f:
         f.write("\n".join(lines))
     with open(os.path.join(args.out, "spread.json"), "w") as f:

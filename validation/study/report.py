@@ -714,9 +714,9 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
           ("compare-real/emulated-probed", "EMULATED.md", "emulated.png",
            "The emulated 1 Gbit/s network on this machine's probed cores: the ghost exchange and the total time "
            "(compare_real.py --emulate --probed)"),
-          ("compare-real/emulated-half", "EMULATED.md", "emulated.png",
-           "The emulated 1 Gbit/s network with one container at half a core (a CFS quota): the ghost exchange, "
-           "repartition and total time (compare_real.py --emulate --probed, cpu_share)"),
+          ("compare-real/emulated-half", "SPREAD.md", "spread.png",
+           "The emulated 1 Gbit/s network with one container at half a core (a CFS quota), three comparisons: the "
+           "ghost exchange, repartition, computing and total time (compare_real.py --emulate --hostmap --cpu-share)"),
           ("code_cost", "CODE_COST.md", "code_cost.png",
            "The study's code against demsim's kernels: device.code_cost from the companion paper"),
           ("code_cost", "OBSERVATIONS_F.md", "observations_f.png",
