@@ -659,16 +659,31 @@ def probe_node(n, containers):
                 latency=LOADED_LATENCY)
 
 
-def cpu_shares(ap, items):
-    """{container: share} of --cpu-share CONTAINER=S options (exit 2 on a malformed one)."""
+def container_link(text):
+    """(bandwidth B/s, one-way latency s) of a --container-link BANDWIDTH,LATENCY value, None for
+    none; ValueError naming what is expected for a malformed one."""
+    if not text:
+        return None
+    try:
+        link = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        link = ()
+    if len(link) != 2 or not link[0] > 0 or not link[1] >= 0:
+        raise ValueError(f"--container-link {text}: expected BANDWIDTH,LATENCY (B/s, s), e.g. 125e6,8e-6")
+    return link
+
+
+def cpu_shares(items):
+    """{container: share} of --cpu-share CONTAINER=S values; ValueError naming a malformed one."""
     out = {}
     for item in items:
         name, _, value = item.partition("=")
         try:
             share = float(value)
-            assert name and 0 < share <= 1
-        except (ValueError, AssertionError):
-            ap.error(f"--cpu-share {item}: expected CONTAINER=S with 0 < S <= 1, e.g. c1=0.5")
+        except ValueError:
+            share = -1.0
+        if not name or not 0 < share <= 1:
+            raise ValueError(f"--cpu-share {item}: expected CONTAINER=S with 0 < S <= 1, e.g. c1=0.5")
         out[name] = share
     return out
 
@@ -859,14 +874,11 @@ if __name__ == "__main__":
         print(f"make_platforms.py: wrote {a.out}")
         raise SystemExit(0)
     if a.probe:
-        link = None
-        if a.container_link:
-            try:
-                link = tuple(float(x) for x in a.container_link.split(","))
-                assert len(link) == 2 and link[0] > 0 and link[1] >= 0
-            except (ValueError, AssertionError):
-                ap.error(f"--container-link {a.container_link}: expected BANDWIDTH,LATENCY (B/s, s), e.g. 125e6,8e-6")
-        text = from_probe(a.probe, a.hostmap, link, cpu_shares(ap, a.cpu_share))
+        try:
+            link, shares = container_link(a.container_link), cpu_shares(a.cpu_share)
+        except ValueError as e:
+            ap.error(str(e))
+        text = from_probe(a.probe, a.hostmap, link, shares)
         out = a.out or os.path.join(os.path.dirname(os.path.abspath(a.probe)), "platform.xml")
         with open(out, "w") as f:
             f.write(text)

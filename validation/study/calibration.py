@@ -41,7 +41,8 @@ def kernel_sample(native, out):
     medians = []
     for p in procs:
         text = p.communicate()[0]
-        rows = [l.replace("|", " ").split() for l in text.splitlines() if l.startswith("contact") and " forces_all " in l]
+        rows = [l.replace("|", " ").split() for l in text.splitlines()
+                if l.startswith("contact") and " forces_all " in l]
         if p.returncode or not rows:
             return None
         medians.append(float(rows[0][10]) * 1e-6)
@@ -84,5 +85,6 @@ def rate_line(probe_json):
     if k.get("interleaved_s"):
         return ("Core rate: the contact-force kernel on every core at once, the median of the probe's "
                 f"and {len(k['interleaved_s'])} samples taken before each round of runs: "
-                + ", ".join(f"{x * 1e3:.3g}" for x in k["interleaved_s"]) + f" ms -> {k['all_cores_median_s'] * 1e3:.3g} ms.")
+                + ", ".join(f"{x * 1e3:.3g}" for x in k["interleaved_s"])
+                + f" ms -> {k['all_cores_median_s'] * 1e3:.3g} ms.")
     return "Core rate: from the probe's contact-force kernel (make_platforms.probed_flops_per_cycle)."

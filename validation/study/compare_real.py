@@ -100,7 +100,8 @@ def run_all(args, extra):
                                           ["--set", f"native.hostmap={args.hostmap}"] + extra)
             if rc:
                 fail(f"native run {pol} #{i + 1} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
-            res[pol]["native_all"].append(dict(summary=json.load(open(os.path.join(d, "summary.json"))), wall=wall, dir=d))
+            summary = json.load(open(os.path.join(d, "summary.json")))
+            res[pol]["native_all"].append(dict(summary=summary, wall=wall, dir=d))
     for pol in args.policies:
         res[pol]["native"] = median_run(res[pol]["native_all"])
     return res, samples
@@ -127,12 +128,10 @@ def emulate(args, extra):
     if not calibration.all_local(args.hostmap):
         fail(f"--emulate --hostmap {args.hostmap}: every host of the map must be this machine (localhost)")
     try:
-        args.link = tuple(float(x) for x in args.container_link.split(",")) if args.container_link else None
-        assert args.link is None or (len(args.link) == 2 and args.link[0] > 0 and args.link[1] >= 0)
-        args.shares = {c: float(v) for c, v in (x.split("=", 1) for x in args.cpu_share)}
-        assert all(0 < v <= 1 for v in args.shares.values())
-    except (ValueError, AssertionError):
-        fail("--container-link BANDWIDTH,LATENCY (B/s, s) and --cpu-share CONTAINER=S (0 < S <= 1) expected")
+        args.link = make_platforms.container_link(args.container_link)
+        args.shares = make_platforms.cpu_shares(args.cpu_share)
+    except ValueError as e:
+        fail(str(e))
     os.makedirs(args.out, exist_ok=True)
     args.probe_json = probe(args, ["localhost"])
     _, plat = calibration.interleaved_platform(args.out, args.probe_json, args.hostmap, [], args.link, args.shares)
@@ -178,7 +177,8 @@ def report(args, res, probe_json, platform_xml):
     pr = json.load(open(probe_json))
     lines = [f"# Predicted against measured: {os.path.basename(args.scenario)}", "",
              f"Command: `validation/study/compare_real.py {' '.join(args.argv)}` (report written "
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before the runs: {args.load_before}).", "",
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average before the runs: "
+             f"{args.load_before}).", "",
              f"Scenario `{args.scenario}`, host map `{args.hostmap}`; platform `{platform_xml}` from the probe "
              f"`{probe_json}` ({pr.get('command', '?')}, {pr.get('date', '?')}).",
              f"Native runs: {args.repeats} per policy, interleaved (a round: each policy once), the median by total "
@@ -200,7 +200,8 @@ def report(args, res, probe_json, platform_xml):
         f.write("\n".join(lines))
     with open(os.path.join(args.out, "compare_real.json"), "w") as f:
         json.dump({"scenario": args.scenario, "hostmap": args.hostmap, "probe": probe_json, "platform": platform_xml,
-                   "rows": [dict(what=w, policy=p, measured=m, predicted=s, error_percent=e) for w, p, m, s, e in rows]},
+                   "rows": [dict(what=w, policy=p, measured=m, predicted=s, error_percent=e)
+                            for w, p, m, s, e in rows]},
                   f, indent=1)
     figure(res, os.path.join(args.out, "compare_real.png"))
     first = lines.index("| what | policy | measured | predicted | error |")
@@ -238,7 +239,8 @@ def main():
         argv, extra = argv[:i], argv[i + 1:]
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("scenario")
-    ap.add_argument("--hostmap", help="the native.hostmap file: containers -> real hosts and cores (not with --emulate)")
+    ap.add_argument("--hostmap", help="the native.hostmap file: containers -> real hosts and cores (with --emulate: "
+                    "this machine's, for a probed platform)")
     ap.add_argument("--emulate", action="store_true", help="the scenario's containers on an emulated cloud (root): "
                     "the network model against it (validation/study/emulated.py)")
     ap.add_argument("--steps", type=int, default=100, help="with --emulate: steps of the DEM runs (100)")

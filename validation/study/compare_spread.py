@@ -82,7 +82,8 @@ def write(args, reps, rows):
     lines += [f"- `{os.path.basename(os.path.normpath(r['dir']))}/`: {r['when']}"
               + (f"; {r['command'][len('Command: '):]}" if r["command"] else "") for r in reps]
     lines += ["", f"Median over the comparisons, the spread min to max. Within: the median error within "
-              f"{args.bound:g} % (times, loads) or {args.gain_bound:g} points (the gain; lambda is shown, not bounded).", "",
+              f"{args.bound:g} % (times, loads) or {args.gain_bound:g} points (the gain; lambda is shown, "
+              "not bounded).", "",
               "| what | policy | measured | predicted | error, median | error, min to max | within |",
               "|---|---|---|---|---|---|---|"]
     within = {}
@@ -100,7 +101,8 @@ def write(args, reps, rows):
     with open(os.path.join(args.out, "SPREAD.md"), "w") as f:
         f.write("\n".join(lines))
     with open(os.path.join(args.out, "spread.json"), "w") as f:
-        json.dump({"comparisons": [dict(dir=os.path.basename(os.path.normpath(r["dir"])), when=r["when"]) for r in reps],
+        json.dump({"comparisons": [dict(dir=os.path.basename(os.path.normpath(r["dir"])), when=r["when"])
+                                   for r in reps],
                    "rows": [dict(what=w, policy=p, unit=u, measured=m, predicted=pr, error=e,
                                  error_median=statistics.median(e), within=within[f"{w} {p}"])
                             for w, p, u, m, pr, e in rows]}, f, indent=1)
@@ -108,14 +110,16 @@ def write(args, reps, rows):
 
 
 def figure(args, rows):
-    """spread.png: each bounded row's error, the median as a bar, every comparison a dot, the bounds."""
+    """spread.png: each bounded row's error (the messages' are in each run's emulated.png), the median
+    as a bar, every comparison a dot, the bounds."""
     import figures  # noqa: E402  (matplotlib, Agg backend)
     from figures import plt
-    rows = [r for r in rows if not r[0].startswith("lambda")]
+    rows = [r for r in rows if not r[0].startswith(("lambda", "message time"))]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1.4))
     for i, (what, pol, unit, m, p, e) in enumerate(rows):
         bound = args.bound if unit == "%" else args.gain_bound
-        ax.barh(i, statistics.median(e), color="tab:blue" if abs(statistics.median(e)) <= bound else "tab:red", alpha=0.6)
+        med = statistics.median(e)
+        ax.barh(i, med, color="tab:blue" if abs(med) <= bound else "tab:red", alpha=0.6)
         ax.plot(e, [i] * len(e), "k.", ms=5)
         ax.plot([-bound, -bound], [i - 0.4, i + 0.4], "k:", lw=1)
         ax.plot([bound, bound], [i - 0.4, i + 0.4], "k:", lw=1)
