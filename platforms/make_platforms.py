@@ -633,6 +633,7 @@ def probe_node(n, containers):
     rates = ", ".join(f"{k['cores']} core(s) {k['particle_steps_per_s']:.3g}" for k in n.get("kernel_rate", []))
     stressed = n.get("triad_1core_stressed_Bps")
     divider = n.get("divider_1core")  # absent in a probe.json of before the divider: one flop each
+    part = n.get("partition_rate")  # absent (or null: one core, no mpirun) in a probe.json of before it
     doc = [f"node {n['name']}: {n.get('cpu_model', '?')}, {cores} cores; MEASURED by demsim probe:",
            f"memory bus {bw / 1e9:.3g} GB/s (the higher of the triad's bus traffic and kick-drift's streams, all cores"
            f" at once); one core {core_bw / 1e9:.3g} GB/s"
@@ -646,12 +647,16 @@ def probe_node(n, containers):
            (f"divider {divider / 1e9:.3g} G lanes/s per core (divisions and square roots)." if divider else
             "divider: not in this probe (divisions and square roots charged as one flop each)."),
            f"DEM kernels (contact lattice, particle-steps/s): {rates or 'not measured'}.",
+           (f"Zoltan RCB {part / 1e6:.3g} M particle-levels/s per core in the solver's call (partition_rate: the best "
+            f"of the probe's two-rank runs of {n.get('partition_particles') or 0:.0f} particles)." if part else
+            "Zoltan: not in this probe (charged by sim/cost.c's counts at the core's rate)."),
            "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
            f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."] + STORAGE_DOC + FIRST_TOUCH_DOC
     cs = []
     for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,
-                                llc=llc * ncores / cores, gather=n["gather_1core_Bps"], divider=divider, lanes=lanes)
+                                llc=llc * ncores / cores, gather=n["gather_1core_Bps"], divider=divider, lanes=lanes,
+                                partition=part)
         if shares:
             props.append(("shares_cores_with", ",".join(shares)))
         cs.append(dict(host=host, cores=ncores, props=props))

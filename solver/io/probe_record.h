@@ -6,7 +6,7 @@
 
 #define DEM_PROBE_MAX_KERNELS 256  /* kernel runs per node (k cores, k = 1..cores) */
 #define DEM_PROBE_MAX_CL 16        /* OpenCL devices listed per node */
-#define DEM_PROBE_MAX_COMMANDS 8   /* commands listed per node */
+#define DEM_PROBE_MAX_COMMANDS 12  /* commands listed per node */
 #define DEM_PROBE_SIZES 5          /* ping-pong message sizes */
 
 /* The contact-force kernel (dem_forces_all) on one core, one PoCL thread, by
@@ -39,6 +39,8 @@ typedef struct dem_probe_node {
   double scalar_flops_1core;  /* flop/s, the same chains in scalar code (their ratio: the datapath's lanes) */
   double vector_lanes;        /* doubles per vector register of bwprobe's build */
   double divider_1core;       /* lanes/s of FP64 divisions and square roots, one thread */
+  double partition_rate;      /* particle-levels/s of Zoltan RCB in the solver's call, 2 ranks on 2 cores */
+  double partition_particles; /* particles of the runs that measured it */
   dem_probe_contact_t contact;
   int n_kernel;
   struct { int cores; double particle_steps_per_s, loop_s; } kernel[DEM_PROBE_MAX_KERNELS];

@@ -302,6 +302,8 @@ char *dem_summary_probe_node(const dem_probe_node_t *nd)
                                   real_or_null(nd->kernel[i].loop_s)));
   json_object_set_new(o, "kernel_rate", k);
   json_object_set_new(o, "streams_allcore_Bps", real_or_null(nd->streams_allcore_Bps));
+  json_object_set_new(o, "partition_rate", real_or_null(nd->partition_rate));
+  json_object_set_new(o, "partition_particles", real_or_null(nd->partition_particles));
   json_object_set_new(o, "contact_kernel_1core",
                       isnan(nd->contact.median_s)
                           ? json_null()

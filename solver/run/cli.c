@@ -53,7 +53,7 @@ void dem_cli_print_help(void *stream)
           "      --quick                smaller arrays, shorter runs, fewer repetitions\n"
           "      --particles N          particles of the DEM kernel runs; default 100000 (quick: 20000)\n"
           "      --steps S              steps of the DEM kernel runs; default 200 (quick: 40)\n"
-          "      --no-kernels           skip the DEM kernel runs\n"
+          "      --no-kernels           skip the DEM kernel runs (and the two-rank runs timing Zoltan)\n"
           "\n"
           "Outputs in DIR: summary.json (what was simulated, times, per-rank figures),\n"
           "particles.h5 + particles.xmf (final particle state; ParaView opens the .xmf),\n"

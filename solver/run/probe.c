@@ -6,7 +6,7 @@
  *   between fork and exec): bwprobe (validation/probes/bwprobe.c, built as demsim-bwprobe beside
  *   demsim) for memory and FP64, stress-ng beside it for the co-located case, and demsim
  *   itself (`run`, one rank) for the DEM kernels on k cores with PoCL limited to k compute
- *   units. The children get this process's environment without Open MPI's variables, or a
+ *   units, and under a nested mpirun (two ranks) for Zoltan's rate in the solver's repartition. The children get this process's environment without Open MPI's variables, or a
  *   nested demsim would take itself for a rank of the probe.
  * - Ranks that wait (for their node's leader, for a pair) sleep between polls of a
  *   non-blocking barrier: a blocking MPI barrier spins on a core, which the leader is measuring.
@@ -449,6 +449,88 @@ static int measure_contact_kernel(const probe_ctx_t *c, dem_probe_node_t *nd)
   return 0;
 }
 
+/* ---- Zoltan ------------------------------------------------------------------------------------ */
+
+#define PARTITION_STEPS 20 /* a run of the partition measurement: a repartition every 4 steps, 4 timed calls */
+#define PARTITION_EVERY 4
+
+/* Two ranks of the same packing in contact, NOW, repartitioning every PARTITION_EVERY steps. */
+static int write_partition_scenario(const probe_ctx_t *c, char *path, size_t len)
+{
+  snprintf(path, len, "%s/partition.cfg", c->dir);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "demsim: probe: cannot write %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  fprintf(f, "# written by demsim probe: Zoltan RCB's rate in the solver's call, two ranks on two cores\n"
+             "name = \"probe-partition\";\n"
+             "description = \"gravity packing in contact, two ranks, a repartition every %d steps\";\n"
+             "problem = { box = 1.0; fill = 0.5; particles = %ld; diameter_ratio = 1.001; };\n"
+             "material = { youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; "
+             "density = 2500.0; };\n"
+             "time = { dt = 1.0e-8; steps = %d; };\n"
+             "run = { ranks = 2; policy = \"NOW\"; repartition_every = %d; };\n"
+             "output = { dir = \"%s/partition\"; };\n",
+          PARTITION_EVERY, c->opt->particles, PARTITION_STEPS, PARTITION_EVERY, c->dir);
+  return fclose(f) ? -1 : 0;
+}
+
+/* One run of the partition scenario under a nested mpirun (two ranks, one PoCL thread each, on
+ * the first two cores): its rate in particle-levels/s, NAN when it failed. A call of RCB over two
+ * ranks costs a rank's share x (ceil(log2 2) + 1) particle-levels (sim/cost.c; the platform's
+ * partition_rate, sim/host.h); the call's time is the slowest rank's real time in
+ * Zoltan_LB_Partition (summary wall_partition_s, the initial partition not counted) over the calls. */
+static double partition_run(const probe_ctx_t *c, const char *cfg, int k)
+{
+  char out[PROBE_PATH + 32], sum[PROBE_PATH + 64], n[32], err[PROBE_PATH + 256];
+  snprintf(out, sizeof out, "%s/partition-%d", c->dir, k);
+  snprintf(n, sizeof n, "%ld", c->opt->particles);
+  char *args[16];
+  int a = 0;
+  args[a++] = "mpirun";
+  if (geteuid() == 0) args[a++] = "--allow-run-as-root";
+  char *rest[] = {"--oversubscribe", "--bind-to", "none", "-np", "2", (char *)c->self, "run", (char *)cfg, "--quiet",
+                  "--out", out, NULL};
+  for (int i = 0; i < (int)(sizeof rest / sizeof rest[0]); i++) args[a++] = rest[i];
+  static const char *const keys[] = {"wall_partition_s", "repartitions"};
+  double v[2] = {NAN, NAN};
+  if (wait_child(spawn(args, 1, c->cpus, 2, NULL, 0), "mpirun -np 2 demsim run (Zoltan's rate)")) return NAN;
+  snprintf(sum, sizeof sum, "%s/summary.json", out);
+  if (dem_summary_read_reals(sum, keys, v, 2, err, sizeof err)) {
+    fprintf(stderr, "demsim: probe: %s\n", err);
+    return NAN;
+  }
+  if (!(v[0] > 0.0 && v[1] >= 1.0)) return NAN;
+  return (double)c->opt->particles / 2.0 * 2.0 / (v[0] / v[1]);
+}
+
+/* Zoltan RCB's rate on this node, as validation/study/hardware.py measures it for its platform:
+ * the best of three short two-rank runs (two on --quick). Not measured (NAN, a progress line
+ * saying why) on one core or without mpirun. */
+static int measure_partition(const probe_ctx_t *c, dem_probe_node_t *nd)
+{
+  const char *why = c->n_cpus < 2 ? "one core only" : !in_path("mpirun") ? "mpirun not found in PATH" : NULL;
+  if (why) {
+    progress(c, "Zoltan's rate not measured: %s", why);
+    return 0;
+  }
+  char cfg[PROBE_PATH + 16];
+  if (write_partition_scenario(c, cfg, sizeof cfg)) return -1;
+  int runs = c->opt->quick ? 2 : 3;
+  for (int k = 0; k < runs; k++) {
+    double r = partition_run(c, cfg, k);
+    if (isnan(r)) return -1;
+    if (isnan(nd->partition_rate) || r > nd->partition_rate) nd->partition_rate = r;
+  }
+  nd->partition_particles = (double)c->opt->particles;
+  add_command(nd, "mpirun -np 2 demsim run %s --quiet --out %s/partition-K (cores %d and %d, one PoCL thread each; "
+              "best of %d)", cfg, c->dir, c->cpus[0], c->cpus[1], runs);
+  progress(c, "Zoltan RCB: %.3g M particle-levels/s (best of %d runs of 2 ranks x %ld particles / 2)",
+           nd->partition_rate / 1e6, runs, c->opt->particles);
+  return 0;
+}
+
 /* ---- pairs -------------------------------------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
@@ -527,7 +609,7 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
   nd->streams_allcore_Bps = NAN;
   nd->gather_1core_Bps = nd->lattice_1core_Bps = nd->streams_1core_Bps = nd->flops_peak_1core = nd->vector_lanes =
       nd->scalar_flops_1core = NAN;
-  nd->divider_1core = NAN;
+  nd->divider_1core = nd->partition_rate = nd->partition_particles = NAN;
   nd->contact.particles = nd->contact.best_s = nd->contact.median_s = nd->contact.flops = nd->contact.traffic_B =
       nd->contact.divsqrt = nd->contact.reference_over_kernel = nd->contact.all_median_s = NAN;
   if (dem_files_make_dirs(c->dir)) {
@@ -540,7 +622,8 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
     *rc = -1;
   } else if (measure_memory(c, nd))
     *rc = -1;
-  if (!c->opt->no_kernels && (measure_contact_kernel(c, nd) | measure_kernels(c, nd))) *rc = -1;
+  if (!c->opt->no_kernels && (measure_contact_kernel(c, nd) | measure_kernels(c, nd) | measure_partition(c, nd)))
+    *rc = -1;
   char *text = dem_summary_probe_node(nd);
   free(nd);
   return text;

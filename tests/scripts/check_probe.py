@@ -8,11 +8,12 @@
 2. `demsim probe --quick --out DIR/node`: DIR/node/probe.json has the format's keys, one node
    with rank 0, cores >= 1, bandwidths above 1e8 B/s, a positive FP64 rate, a DEM kernel rate
    on 1 core, the contact-force kernel on 1 core (calibrate_cost's 216,000 particles: times,
-   counts, the C reference's ratio) and on every core at once, at least one OpenCL device, and a date that parses; its
-   platform.xml takes the core rate from that kernel.
+   counts, the C reference's ratio) and on every core at once, Zoltan's rate (two ranks, where the
+   machine has two cores), at least one OpenCL device, and a date that parses; its platform.xml
+   takes the core rate from that kernel and the partition_rate from those runs.
 3. `demsim probe --quick --no-kernels --hosts localhost,localhost --out DIR/pair`: one node
    holding ranks 0 and 1, one pair on the same node, with a positive latency and a bandwidth
-   above 1e8 B/s.
+   above 1e8 B/s, and no Zoltan rate.
 Exit status 0 when all hold, else 1 (each failure printed).
 """
 import argparse
@@ -111,14 +112,22 @@ def main():
             if n.get("cores", 1) > 1:
                 check(k.get("all_cores") == n.get("cores") and 0 < k.get("all_cores_median_s", 0) < 10,
                       f"contact-force kernel on every core at once: {k}")
+                # Zoltan's rate: two ranks, 20,000 particles (--quick), a few calls of 10,000 each: far above 1e5
+                check((n.get("partition_rate") or 0) > 1e5 and n.get("partition_particles") == 20000,
+                      f"Zoltan's rate: {n.get('partition_rate')} particle-levels/s over {n.get('partition_particles')}")
+                check(any(c.startswith("mpirun -np 2 demsim run") for c in n.get("commands", [])),
+                      f"the Zoltan runs' command not listed: {n.get('commands')}")
         xml = os.path.join(a.out, "node", "platform.xml")
         check(os.path.isfile(xml) and "MEASURED by this probe" in open(xml).read(),
               "the probe's platform does not take the core rate from its contact-force kernel")
+        if os.path.isfile(xml) and d["nodes"][0].get("partition_rate"):
+            check('<prop id="partition_rate"' in open(xml).read(), "the probe's platform has no partition_rate")
 
     d = load(a.demsim, os.path.join(a.out, "pair"), ["--quick", "--no-kernels", "--hosts", "localhost,localhost"])
     if d:
         check(len(d["nodes"]) == 1 and d["nodes"][0].get("ranks") == [0, 1], f"one node with ranks [0, 1]: {d['nodes']}")
         check(len(d["pairs"]) == 1, f"one pair expected: {d['pairs']}")
+        check(d["nodes"][0].get("partition_rate") is None, "--no-kernels, yet Zoltan timed")
         for p in d["pairs"]:
             check(p.get("rank_a") == 0 and p.get("rank_b") == 1 and p.get("same_node") is True, f"pair {p}")
             check((p.get("latency_s") or 0) > 0, f"latency {p.get('latency_s')}")

@@ -6,7 +6,8 @@ platform whose figures are the probe's (checked against the file: bus (the highe
 and kick-drift's streams on all cores), per-core bandwidth (the
 lower of the triad and kick-drift's streams, where the file has them),
 gathers, core rate = the probe's contact-force kernel rate on every core at once where it has one (node-a),
-else clock x KERNEL_FLOPS_PER_CYCLE (node-b), network from the ping-pongs), on which every
+else clock x KERNEL_FLOPS_PER_CYCLE (node-b), Zoltan's rate (partition_rate) where the probe timed it
+(node-a) and none where not (node-b), network from the ping-pongs), on which every
 container of the map is a host with its core count (a neighbour given a rank container's cores
 marked as sharing them); a 2-rank scenario with a memory stress on a
 neighbour of the map then runs under SMPI, the stressed rank's load above the other's. With
@@ -89,7 +90,15 @@ def main():
         check(float(props[name]["core_gather_bw"]) == n["gather_1core_Bps"], f"{name} core_gather_bw")
         if n.get("divider_1core"):
             check(abs(float(props[name]["divider_rate"]) / n["divider_1core"] - 1) < 1e-5, f"{name} divider_rate")
+        # Zoltan's rate where the probe timed it (node-a), none where it did not (node-b: sim/cost.c's counts)
+        part = props[name].get("partition_rate")
+        if n.get("partition_rate"):
+            check(part is not None and abs(float(part) / n["partition_rate"] - 1) < 1e-5, f"{name} partition_rate {part}")
+        else:
+            check(part is None, f"{name}: partition_rate {part} though the probe has none")
     check(hosts["c0"].get("core") == "1" and props["c0"]["node"] == "node-a", "c0: 1 core on node-a")
+    check(props["c0"].get("partition_rate") == props["node-a"].get("partition_rate"), "c0: node-a's Zoltan rate")
+    check("partition_rate" not in props["c1"], "c1 on node-b: no Zoltan rate")
     check(hosts["c1"].get("core") == "2" and props["c1"]["node"] == "node-b", "c1: 2 cores on node-b")
     check(props["s1"]["membus"] == "node-b-membus", "s1 shares node-b's bus")
     check(props["s1"].get("shares_cores_with") == "c1", "s1 shares c1's cores")
