@@ -309,25 +309,27 @@ static int measure_memory(const probe_ctx_t *c, dem_probe_node_t *nd)
 
 /* ---- DEM kernels ------------------------------------------------------------------------------ */
 
-/* A gravity packing in contact (as scenarios/bench-contact.cfg), one rank, no stress. */
-static int write_kernel_scenario(const probe_ctx_t *c, char *path, size_t len)
+/* A gravity packing in contact (as scenarios/bench-contact.cfg), no stress: DIR/TAG.cfg, writing
+ * into DIR/TAG, `steps` steps, with the run group `run` (its ranks and repartitions). */
+static int write_scenario(const probe_ctx_t *c, const char *tag, const char *why, long steps, const char *run,
+                          char *path, size_t len)
 {
-  snprintf(path, len, "%s/kernel.cfg", c->dir);
+  snprintf(path, len, "%s/%s.cfg", c->dir, tag);
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(stderr, "demsim: probe: cannot write %s: %s\n", path, strerror(errno));
     return -1;
   }
-  fprintf(f, "# written by demsim probe: the DEM kernels' rate on k cores (as scenarios/bench-contact.cfg)\n"
-             "name = \"probe-kernel\";\n"
-             "description = \"gravity packing in contact, one rank\";\n"
+  fprintf(f, "# written by demsim probe: %s\n"
+             "name = \"probe-%s\";\n"
+             "description = \"gravity packing in contact, as scenarios/bench-contact.cfg\";\n"
              "problem = { box = 1.0; fill = 0.5; particles = %ld; diameter_ratio = 1.001; };\n"
              "material = { youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; "
              "density = 2500.0; };\n"
              "time = { dt = 1.0e-8; steps = %ld; };\n"
-             "run = { ranks = 1; };\n"
-             "output = { dir = \"%s/kernel\"; };\n",
-          c->opt->particles, c->opt->steps, c->dir);
+             "run = { %s };\n"
+             "output = { dir = \"%s/%s\"; };\n",
+          why, tag, c->opt->particles, steps, run, c->dir, tag);
   return fclose(f) ? -1 : 0;
 }
 
@@ -355,7 +357,8 @@ static int run_kernel(const probe_ctx_t *c, const char *cfg, int k, dem_probe_no
 static int measure_kernels(const probe_ctx_t *c, dem_probe_node_t *nd)
 {
   char cfg[PROBE_PATH + 16];
-  if (write_kernel_scenario(c, cfg, sizeof cfg)) return -1;
+  if (write_scenario(c, "kernel", "the DEM kernels' rate on k cores", c->opt->steps, "ranks = 1;", cfg, sizeof cfg))
+    return -1;
   int rc = 0, top = c->n_cpus < DEM_PROBE_MAX_KERNELS ? c->n_cpus : DEM_PROBE_MAX_KERNELS;
   for (int k = 1; k <= top; k++)
     if (!c->opt->quick || k == 1 || k == top) rc |= run_kernel(c, cfg, k, nd);
@@ -454,28 +457,6 @@ static int measure_contact_kernel(const probe_ctx_t *c, dem_probe_node_t *nd)
 #define PARTITION_STEPS 20 /* a run of the partition measurement: a repartition every 4 steps, 4 timed calls */
 #define PARTITION_EVERY 4
 
-/* Two ranks of the same packing in contact, NOW, repartitioning every PARTITION_EVERY steps. */
-static int write_partition_scenario(const probe_ctx_t *c, char *path, size_t len)
-{
-  snprintf(path, len, "%s/partition.cfg", c->dir);
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "demsim: probe: cannot write %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  fprintf(f, "# written by demsim probe: Zoltan RCB's rate in the solver's call, two ranks on two cores\n"
-             "name = \"probe-partition\";\n"
-             "description = \"gravity packing in contact, two ranks, a repartition every %d steps\";\n"
-             "problem = { box = 1.0; fill = 0.5; particles = %ld; diameter_ratio = 1.001; };\n"
-             "material = { youngs_modulus = 5.0e6; poisson = 0.45; restitution = 0.3; friction = 0.5; "
-             "density = 2500.0; };\n"
-             "time = { dt = 1.0e-8; steps = %d; };\n"
-             "run = { ranks = 2; policy = \"NOW\"; repartition_every = %d; };\n"
-             "output = { dir = \"%s/partition\"; };\n",
-          PARTITION_EVERY, c->opt->particles, PARTITION_STEPS, PARTITION_EVERY, c->dir);
-  return fclose(f) ? -1 : 0;
-}
-
 /* One run of the partition scenario under a nested mpirun (two ranks, one PoCL thread each, on
  * the first two cores): its rate in particle-levels/s, NAN when it failed. A call of RCB over two
  * ranks costs a rank's share x (ceil(log2 2) + 1) particle-levels (sim/cost.c; the platform's
@@ -516,7 +497,11 @@ static int measure_partition(const probe_ctx_t *c, dem_probe_node_t *nd)
     return 0;
   }
   char cfg[PROBE_PATH + 16];
-  if (write_partition_scenario(c, cfg, sizeof cfg)) return -1;
+  char run[96];
+  snprintf(run, sizeof run, "ranks = 2; policy = \"NOW\"; repartition_every = %d;", PARTITION_EVERY);
+  if (write_scenario(c, "partition", "Zoltan RCB's rate in the solver's call, two ranks on two cores",
+                     PARTITION_STEPS, run, cfg, sizeof cfg))
+    return -1;
   int runs = c->opt->quick ? 2 : 3;
   for (int k = 0; k < runs; k++) {
     double r = partition_run(c, cfg, k);
