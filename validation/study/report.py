@@ -515,6 +515,23 @@ def _observations_section(data, figs, sc, obs, lam, by_seed=None):
     return L
 
 
+def _model_line(data):
+    """What the case runs modelled, from case 1 NOW's summary: the code's cost (device.code_cost) and the noise."""
+    s = (data.get("case1-NOW") or {}).get("summary") or {}
+    f, nz = s.get("code_cost"), s.get("noise")
+    if f is None:
+        return ""
+    code = (f" The case runs model the study's code at `device.code_cost` = {f:g} (its cost per particle-step over "
+            "demsim's kernels: [code_cost/CODE_COST.md](code_cost/CODE_COST.md))" if f != 1 else
+            " The case runs model demsim's own kernels (`device.code_cost` = 1)")
+    if not nz:
+        return code + ", without noise."
+    kinds = [f"{k} cv {nz[k + '_cv']:g}, correlation time {nz[k + '_tau_s'] * 1e3:g} ms" for k in ("cpu", "mem", "net")
+             if nz.get(k + "_cv")]
+    return code + (f", with the scenarios' noise ({'; '.join(kinds) or 'all levels 0'}: "
+                   "[noise/NOISE.md](noise/NOISE.md)).")
+
+
 def _scale_section(data, meta, sha, hw, obs):
     """write's opening: the command, the scale against the study's, what the scale changes, the runs."""
     sc = meta["scale"]
@@ -531,7 +548,7 @@ def _scale_section(data, meta, sha, hw, obs):
                 f"run's figure, then in brackets its mean (min to max) over the {seeds} seeds (the gain labels of the "
                 "case 4 and 5 figures: the mean; the case 6 figure: the min-max band); every other figure and reading "
                 "is seed 1's, and the full-length runs, the tornado and the second estimate ran with seed 1 only."
-                if seeds > 1 else ""))
+                if seeds > 1 else "") + _model_line(data))
     L.append("")
     L += report_summary.summary_table(obs)
     L.append("## Scale")
