@@ -53,7 +53,10 @@ void dem_cli_print_help(void *stream)
           "      --quick                smaller arrays, shorter runs, fewer repetitions\n"
           "      --particles N          particles of the DEM kernel runs; default 100000 (quick: 20000)\n"
           "      --steps S              steps of the DEM kernel runs; default 200 (quick: 40)\n"
-          "      --no-kernels           skip the DEM kernel runs (and the two-rank runs timing Zoltan)\n"
+          "      --partition-particles N\n"
+          "                             particles of the two-rank runs timing Zoltan; default\n"
+          "                             500000, the study's (quick: --particles)\n"
+"      --no-kernels           skip the DEM kernel runs (and the two-rank runs timing Zoltan)\n"
           "\n"
           "Outputs in DIR: summary.json (what was simulated, times, per-rank figures),\n"
           "particles.h5 + particles.xmf (final particle state; ParaView opens the .xmf),\n"
@@ -132,8 +135,9 @@ static int parse_probe(int argc, char **argv, int first, dem_cli_probe_t *p, cha
   static const struct option popts[] = {
     {"hosts", required_argument, 0, 'H'}, {"out", required_argument, 0, 'o'}, {"quick", no_argument, 0, 'Q'},
     {"particles", required_argument, 0, 'n'}, {"steps", required_argument, 0, 's'},
+    {"partition-particles", required_argument, 0, 'P'},
     {"no-kernels", no_argument, 0, 'K'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-  long particles = 0, steps = 0;
+  long particles = 0, steps = 0, part = 0;
   p->hosts = "localhost";
   p->out = "out/probe";
   p->first_arg = first;
@@ -151,6 +155,7 @@ static int parse_probe(int argc, char **argv, int first, dem_cli_probe_t *p, cha
     case 'h': return 1;
     case 'n': if (positive_long("--particles", optarg, &particles, err, errlen)) return -1; break;
     case 's': if (positive_long("--steps", optarg, &steps, err, errlen)) return -1; break;
+    case 'P': if (positive_long("--partition-particles", optarg, &part, err, errlen)) return -1; break;
     case ':': return dem_fail(err, errlen, "probe: option %s needs a value (see demsim --help)", argv2[optind - 1]);
     default: return dem_fail(err, errlen, "probe: unknown option '%s' (see demsim --help)", argv2[optind - 1]);
     }
@@ -161,6 +166,7 @@ static int parse_probe(int argc, char **argv, int first, dem_cli_probe_t *p, cha
   if (!p->out[0]) return dem_fail(err, errlen, "probe: option --out: expected a directory");
   p->particles = particles ? particles : (p->quick ? 20000 : 100000);
   p->steps = steps ? steps : (p->quick ? 40 : 200);
+  p->partition_particles = part ? part : (p->quick ? p->particles : 500000);
   return 0;
 }
 

@@ -23,6 +23,7 @@ typedef struct dem_cli_probe {
   int quick;          /* --quick: smaller sizes, fewer repetitions, k = 1 and all cores only */
   long particles;     /* --particles N of the DEM kernel runs */
   long steps;         /* --steps S of the DEM kernel runs */
+  long partition_particles; /* --partition-particles N of the Zoltan runs (2 ranks) */
   int no_kernels;     /* --no-kernels: skip the DEM kernel runs (the pair test uses it) */
   int first_arg;      /* argv index of the first word after `probe` (re-executed under mpirun) */
 } dem_cli_probe_t;

@@ -310,9 +310,9 @@ static int measure_memory(const probe_ctx_t *c, dem_probe_node_t *nd)
 /* ---- DEM kernels ------------------------------------------------------------------------------ */
 
 /* A gravity packing in contact (as scenarios/bench-contact.cfg), no stress: DIR/TAG.cfg, writing
- * into DIR/TAG, `steps` steps, with the run group `run` (its ranks and repartitions). */
-static int write_scenario(const probe_ctx_t *c, const char *tag, const char *why, long steps, const char *run,
-                          char *path, size_t len)
+ * into DIR/TAG, `particles` x `steps`, with the run group `run` (its ranks and repartitions). */
+static int write_scenario(const probe_ctx_t *c, const char *tag, const char *why, long particles, long steps,
+                          const char *run, char *path, size_t len)
 {
   snprintf(path, len, "%s/%s.cfg", c->dir, tag);
   FILE *f = fopen(path, "w");
@@ -329,7 +329,7 @@ static int write_scenario(const probe_ctx_t *c, const char *tag, const char *why
              "time = { dt = 1.0e-8; steps = %ld; };\n"
              "run = { %s };\n"
              "output = { dir = \"%s/%s\"; };\n",
-          why, tag, c->opt->particles, steps, run, c->dir, tag);
+          why, tag, particles, steps, run, c->dir, tag);
   return fclose(f) ? -1 : 0;
 }
 
@@ -357,7 +357,8 @@ static int run_kernel(const probe_ctx_t *c, const char *cfg, int k, dem_probe_no
 static int measure_kernels(const probe_ctx_t *c, dem_probe_node_t *nd)
 {
   char cfg[PROBE_PATH + 16];
-  if (write_scenario(c, "kernel", "the DEM kernels' rate on k cores", c->opt->steps, "ranks = 1;", cfg, sizeof cfg))
+  if (write_scenario(c, "kernel", "the DEM kernels' rate on k cores", c->opt->particles, c->opt->steps, "ranks = 1;",
+                     cfg, sizeof cfg))
     return -1;
   int rc = 0, top = c->n_cpus < DEM_PROBE_MAX_KERNELS ? c->n_cpus : DEM_PROBE_MAX_KERNELS;
   for (int k = 1; k <= top; k++)
@@ -464,9 +465,8 @@ static int measure_contact_kernel(const probe_ctx_t *c, dem_probe_node_t *nd)
  * Zoltan_LB_Partition (summary wall_partition_s, the initial partition not counted) over the calls. */
 static double partition_run(const probe_ctx_t *c, const char *cfg, int k)
 {
-  char out[PROBE_PATH + 32], sum[PROBE_PATH + 64], n[32], err[PROBE_PATH + 256];
+  char out[PROBE_PATH + 32], sum[PROBE_PATH + 64], err[PROBE_PATH + 256];
   snprintf(out, sizeof out, "%s/partition-%d", c->dir, k);
-  snprintf(n, sizeof n, "%ld", c->opt->particles);
   char *args[16];
   int a = 0;
   args[a++] = "mpirun";
@@ -483,7 +483,7 @@ static double partition_run(const probe_ctx_t *c, const char *cfg, int k)
     return NAN;
   }
   if (!(v[0] > 0.0 && v[1] >= 1.0)) return NAN;
-  return (double)c->opt->particles / 2.0 * 2.0 / (v[0] / v[1]);
+  return (double)c->opt->partition_particles / 2.0 * 2.0 / (v[0] / v[1]);
 }
 
 /* Zoltan RCB's rate on this node, as validation/study/hardware.py measures it for its platform:
@@ -500,7 +500,7 @@ static int measure_partition(const probe_ctx_t *c, dem_probe_node_t *nd)
   char run[96];
   snprintf(run, sizeof run, "ranks = 2; policy = \"NOW\"; repartition_every = %d;", PARTITION_EVERY);
   if (write_scenario(c, "partition", "Zoltan RCB's rate in the solver's call, two ranks on two cores",
-                     PARTITION_STEPS, run, cfg, sizeof cfg))
+                     c->opt->partition_particles, PARTITION_STEPS, run, cfg, sizeof cfg))
     return -1;
   int runs = c->opt->quick ? 2 : 3;
   for (int k = 0; k < runs; k++) {
@@ -508,11 +508,11 @@ static int measure_partition(const probe_ctx_t *c, dem_probe_node_t *nd)
     if (isnan(r)) return -1;
     if (isnan(nd->partition_rate) || r > nd->partition_rate) nd->partition_rate = r;
   }
-  nd->partition_particles = (double)c->opt->particles;
+  nd->partition_particles = (double)c->opt->partition_particles;
   add_command(nd, "mpirun -np 2 demsim run %s --quiet --out %s/partition-K (cores %d and %d, one PoCL thread each; "
               "best of %d)", cfg, c->dir, c->cpus[0], c->cpus[1], runs);
   progress(c, "Zoltan RCB: %.3g M particle-levels/s (best of %d runs of 2 ranks x %ld particles / 2)",
-           nd->partition_rate / 1e6, runs, c->opt->particles);
+           nd->partition_rate / 1e6, runs, c->opt->partition_particles);
   return 0;
 }
 

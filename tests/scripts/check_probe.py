@@ -4,7 +4,7 @@
     tests/scripts/check_probe.py --demsim build/native/demsim --out DIR
 
 1. Bad input exits with 2 before anything runs: an unknown option, --particles 0, --steps x,
-   an empty host in --hosts.
+   an empty host in --hosts, --partition-particles -5.
 2. `demsim probe --quick --out DIR/node`: DIR/node/probe.json has the format's keys, one node
    with rank 0, cores >= 1, bandwidths above 1e8 B/s, a positive FP64 rate, a DEM kernel rate
    on 1 core, the contact-force kernel on 1 core (calibrate_cost's 216,000 particles: times,
@@ -41,7 +41,8 @@ def probe(demsim, args):
 
 
 def bad_input(demsim, out):
-    for args in (["--bogus"], ["--particles", "0"], ["--steps", "x"], ["--hosts", "a,,b"], ["extra"]):
+    for args in (["--bogus"], ["--particles", "0"], ["--steps", "x"], ["--hosts", "a,,b"], ["extra"],
+                 ["--partition-particles", "-5"]):
         p = probe(demsim, args + ["--out", os.path.join(out, "bad")])
         check(p.returncode == 2, f"probe {' '.join(args)}: exit status {p.returncode}, expected 2")
         check("probe:" in p.stdout, f"probe {' '.join(args)}: no message naming the command")
