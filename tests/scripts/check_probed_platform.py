@@ -93,7 +93,8 @@ def main():
         # Zoltan's rate where the probe timed it (node-a), none where it did not (node-b: sim/cost.c's counts)
         part = props[name].get("partition_rate")
         if n.get("partition_rate"):
-            check(part is not None and abs(float(part) / n["partition_rate"] - 1) < 1e-5, f"{name} partition_rate {part}")
+            check(part is not None and abs(float(part) / n["partition_rate"] - 1) < 1e-5,
+                  f"{name} partition_rate {part}")
         else:
             check(part is None, f"{name}: partition_rate {part} though the probe has none")
     check(hosts["c0"].get("core") == "1" and props["c0"]["node"] == "node-a", "c0: 1 core on node-a")
