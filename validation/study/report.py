@@ -725,7 +725,7 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
            "Does a graph or hypergraph partitioner beat RCB on heterogeneous containers? (the study's open question)"),
           ("compare-real/user-path", "SPREAD.md", "spread.png",
            "Predicted against measured on the user's own machines: this machine as two containers, one sharing its core "
-           "with a memory stress, compared four times (validation/study/compare_real.py, compare_spread.py)"),
+           "with a memory stress, compared at different times (validation/study/compare_real.py, compare_spread.py)"),
           ("compare-real/emulated", "EMULATED.md", "emulated.png",
            "The communication model against an emulated 1 Gbit/s network (validation/study/compare_real.py --emulate)"),
           ("compare-real/emulated-probed", "EMULATED.md", "emulated.png",
