@@ -56,7 +56,7 @@ void dem_cli_print_help(void *stream)
           "      --partition-particles N\n"
           "                             particles of the two-rank runs timing Zoltan; default\n"
           "                             500000, the study's (quick: --particles)\n"
-"      --no-kernels           skip the DEM kernel runs (and the two-rank runs timing Zoltan)\n"
+          "      --no-kernels           skip the DEM kernel runs (and the two-rank runs timing Zoltan)\n"
           "\n"
           "Outputs in DIR: summary.json (what was simulated, times, per-rank figures),\n"
           "particles.h5 + particles.xmf (final particle state; ParaView opens the .xmf),\n"

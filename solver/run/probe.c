@@ -6,8 +6,9 @@
  *   between fork and exec): bwprobe (validation/probes/bwprobe.c, built as demsim-bwprobe beside
  *   demsim) for memory and FP64, stress-ng beside it for the co-located case, and demsim
  *   itself (`run`, one rank) for the DEM kernels on k cores with PoCL limited to k compute
- *   units, and under a nested mpirun (two ranks) for Zoltan's rate in the solver's repartition. The children get this process's environment without Open MPI's variables, or a
- *   nested demsim would take itself for a rank of the probe.
+ *   units, and under a nested mpirun (two ranks) for Zoltan's rate in the solver's repartition.
+ *   The children get this process's environment without Open MPI's variables, or a nested
+ *   demsim would take itself for a rank of the probe.
  * - Ranks that wait (for their node's leader, for a pair) sleep between polls of a
  *   non-blocking barrier: a blocking MPI barrier spins on a core, which the leader is measuring.
  * - Nodes measure at the same time (they share nothing but the network, which is idle then);
@@ -483,7 +484,8 @@ static double partition_run(const probe_ctx_t *c, const char *cfg, int k)
     return NAN;
   }
   if (!(v[0] > 0.0 && v[1] >= 1.0)) return NAN;
-  return (double)c->opt->partition_particles / 2.0 * 2.0 / (v[0] / v[1]);
+  double levels = (double)c->opt->partition_particles / 2.0 * 2.0; /* a rank's share x 2 levels */
+  return levels / (v[0] / v[1]);
 }
 
 /* Zoltan RCB's rate on this node, as validation/study/hardware.py measures it for its platform:
