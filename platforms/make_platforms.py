@@ -458,9 +458,9 @@ def test_sim():
                                    for k, v in x["containers"][0]["props"]]
     nodes.append(x)
     h = simple_node("h", "test", 10e9, 1e9, 3e9, [("h-whole", 1, "T-1"), ("h-half", 1, "T-1")],
-                    ["node h: h-half has half its core's time (cpu_share 0.5, a CFS quota), h-whole all of it"],
-                    curve=FLAT_LATENCY)
-    h["containers"][1]["props"].append(("cpu_share", "0.5"))
+                    ["node h: h-half has half its core's time (cpu_share 0.5, a CFS quota per 10 ms), "
+                     "h-whole all of it"], curve=FLAT_LATENCY)
+    h["containers"][1]["props"] += [("cpu_share", "0.5"), ("cpu_period", "0.01")]
     nodes.append(h)
     return platform("test-sim", header, nodes)
 
@@ -679,17 +679,21 @@ def container_link(text):
 
 
 def cpu_shares(items):
-    """{container: share} of --cpu-share CONTAINER=S values; ValueError naming a malformed one."""
+    """{container: (share, period or None)} of --cpu-share CONTAINER=S[,PERIOD] values (PERIOD: the
+    quota's period in s, property cpu_period; without it Linux's default); ValueError naming a
+    malformed one."""
     out = {}
     for item in items:
         name, _, value = item.partition("=")
+        share_s, _, period_s = value.partition(",")
         try:
-            share = float(value)
+            share, period = float(share_s), float(period_s) if period_s else None
         except ValueError:
-            share = -1.0
-        if not name or not 0 < share <= 1:
-            raise ValueError(f"--cpu-share {item}: expected CONTAINER=S with 0 < S <= 1, e.g. c1=0.5")
-        out[name] = share
+            share, period = -1.0, None
+        if not name or not 0 < share <= 1 or (period is not None and not period > 0):
+            raise ValueError(f"--cpu-share {item}: expected CONTAINER=S[,PERIOD] with 0 < S <= 1 and PERIOD > 0 "
+                             "seconds, e.g. c1=0.5 or c1=0.5,0.01")
+        out[name] = (share, period)
     return out
 
 
@@ -699,9 +703,9 @@ def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
     container_link (bandwidth B/s, one-way latency s): each container's link to its node instead of
     the probed one, so that two containers of a node are joined as by that network (two links of
     the bandwidth and half the latency): the platform of an emulated cloud (`demsim --emulate`
-    shapes each route to it) on the probed machine's cores. cpu_shares {container: s}: that host map
-    container gets the part s of its cores' time (property cpu_share: a CFS quota under the
-    emulator, the work stretched by 1/s in the simulation)."""
+    shapes each route to it) on the probed machine's cores. cpu_shares {container: (s, period)}: that
+    host map container gets the part s of its cores' time (property cpu_share, and cpu_period when
+    period is not None: a CFS quota under the emulator, its duty cycle in the simulation)."""
     pr = json.load(open(probe_path))
     if pr.get("format") != PROBE_FORMAT:
         raise SystemExit(f"make_platforms.py: {probe_path}: not a demsim probe file "
@@ -721,12 +725,14 @@ def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
         taken = {c[0] for c in cs}
         cs += [c for c in extra[n["name"]] if c[0] not in taken]
         out_nodes.append(probe_node(n, cs))
-    for name, share in (cpu_shares or {}).items():
+    for name, (share, period) in (cpu_shares or {}).items():
         hosts = [c for nd in out_nodes for c in nd["containers"] if c["host"] == name and name in {p[0] for p in placed}]
         if not hosts:
             print(f"make_platforms.py: --cpu-share {name}={share}: no container '{name}' in the host map", file=sys.stderr)
             raise SystemExit(2)
         hosts[0]["props"].append(("cpu_share", f"{share:.6g}"))
+        if period is not None:
+            hosts[0]["props"].append(("cpu_period", f"{period:.6g}"))
     net = probe_network(pr.get("pairs", []))
     if container_link:
         bw, lat = container_link
@@ -834,9 +840,10 @@ if __name__ == "__main__":
                     "'Describing a cloud'; platforms/openstack.toml): its platform, with --out")
     ap.add_argument("--probe", help="probe.json written by `demsim probe`")
     ap.add_argument("--hostmap", help="a native.hostmap file: its containers become hosts of the platform")
-    ap.add_argument("--cpu-share", action="append", default=[], metavar="CONTAINER=S",
+    ap.add_argument("--cpu-share", action="append", default=[], metavar="CONTAINER=S[,PERIOD]",
                     help="with --probe and --hostmap: that container gets the part S (0 < S <= 1) of its cores' time "
-                         "(property cpu_share; repeatable)")
+                         "as a CFS quota per PERIOD seconds (properties cpu_share, cpu_period; without PERIOD "
+                         "Linux's default; repeatable)")
     ap.add_argument("--container-link", help="with --probe: BANDWIDTH,LATENCY (B/s, s one way) of the route between "
                     "two containers of a node, instead of the probed one (an emulated network's; e.g. 125e6,8e-6)")
     ap.add_argument("--out", help="the platform file to write (with --probe or --sites)")

@@ -28,6 +28,7 @@
 #include "membus.h"
 #include "netfactor.h"
 #include "noise_sg.h"
+#include "quota.h"
 #include "stress.h"
 
 #include <simgrid/actor.h>
@@ -146,8 +147,17 @@ int dem_clock_charge(const dem_work_t *w)
 #endif
 void dem_clock_blocked(double seconds)
 {
-  double s = ready ? sim_membus_share(&self) : 1.0;
-  if (seconds > 0.0 && s < 1.0) sg_actor_sleep_for(seconds * (1.0 / s - 1.0));
+  if (!(seconds > 0.0) || !ready) return;
+  if (!sim_membus_quota(&self)) {
+    double s = sim_membus_share(&self);
+    if (s < 1.0) sg_actor_sleep_for(seconds * (1.0 / s - 1.0));
+    return;
+  }
+  /* the wait's progress needs the container running: as long as it took, at the stress share,
+   * within the quota's duty cycle from when it began */
+  double now = simgrid_get_clock(), need = seconds / sim_membus_rate(&self);
+  double end = sim_quota_end(now - seconds, need, self.cpu_share, self.cpu_period);
+  if (end > now) sg_actor_sleep_until(end);
 }
 
 int dem_clock_modelled(void) { return 1; }

@@ -132,6 +132,10 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
   if (sg_host_get_property_value(host, "cpu_share") && number_prop(host, "cpu_share", 0, &h->cpu_share, err, errlen))
     return -1;
   if (h->cpu_share > 1.0) return fail(err, errlen, hname, "'cpu_share' must be in (0, 1]");
+  h->cpu_period = SIM_CFS_PERIOD;
+  if (sg_host_get_property_value(host, "cpu_period") &&
+      number_prop(host, "cpu_period", 0, &h->cpu_period, err, errlen))
+    return -1;
   h->simd_lanes = 1.0;
   if (sg_host_get_property_value(host, "simd_lanes") &&
       number_prop(host, "simd_lanes", 0, &h->simd_lanes, err, errlen))

@@ -29,14 +29,20 @@
  *                     it, 1 (no difference)
  *   cpu_share         0 < s <= 1: the part of each of its cores' time the container gets, as a CFS
  *                     quota gives it (the emulator sets the same quota: README, "Emulating a
- *                     scenario"): its work runs at s of its rate (sim/membus.c) and its
- *                     blocking MPI waits are held 1/s as long (dem_clock_blocked); optional:
- *                     without it, 1
+ *                     scenario"): its work and its blocking MPI waits run only in the first
+ *                     s x cpu_period of every period (sim/quota.h, sim/membus.c,
+ *                     dem_clock_blocked); optional: without it, 1
+ *   cpu_period (s)    the quota's period (cpu.cfs_period_us); optional: without it Linux's default,
+ *                     100 ms (Docker's --cpus keeps it; the emulator then leaves the kernel's)
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
 #ifndef DEMSIM_SIM_HOST_H
 #define DEMSIM_SIM_HOST_H
+
+/* s: Linux's default CFS bandwidth period (kernel/sched/fair.c, default_cfs_period(): 0.1 s;
+ * cpu.cfs_period_us = 100000), a container's cpu_period when the platform gives none */
+#define SIM_CFS_PERIOD 0.1
 
 #include <stddef.h>
 
@@ -64,6 +70,7 @@ typedef struct sim_host {
   double pcie_bw;         /* B/s, host<->device copies (device = gpu) */
   double launch_latency;  /* s, per kernel launch or copy enqueued on the GPU (device = gpu) */
   double cpu_share;       /* 0 < s <= 1: the part of its cores' time the container gets (1: all) */
+  double cpu_period;      /* s: the period of that quota (CFS bandwidth control) */
   double storage_bw;      /* B/s, the container's storage (checkpoints); 0 when the platform has none */
   double divider_rate;    /* lanes/s, one core's divisions and square roots; 0 when the platform has none */
   double first_touch_bw;  /* B/s, fresh memory mapped at first write; 0 when the platform has none */

@@ -22,20 +22,25 @@
  * measured on this project's kernels (BENCHMARKS-history.md, "The hardware check after the kernel
  * changes": kick_drift ran in about the larger of the two; the contact kernel slowed beside
  * stress-ng --vm as the sum predicts).
- * A container with part s of its cores' time (sim_membus_share: a CFS quota, cpu_share, and the
- * threads of stress workers on its cores, sim/stress.c) does its work at s of its rate: its
- * flops are 1/s as many, each flow bounded by s of its rate. The scheduler's periods
- * (milliseconds) are short beside a kernel, so on average the work runs a fraction s of the time,
- * its flows on the bus too, spread over the kernel (not in bursts: the other containers' kernels
- * see the bus as loaded on average). Not modelled: a throttled container whose own flows fill
- * the bus (several cores of it streaming) gets the whole bus at s of its rate here, where the
- * quota would leave it the bus s of the time. */
+ * A container with part of its cores' time:
+ *  - the threads of stress workers on its cores (sim/stress.c) time-share them with the rank:
+ *    the scheduler's slices (milliseconds) are short beside a kernel, so the work runs at
+ *    s = cores / (cores + threads) of its rate: its flops 1/s as many, each flow bounded by s of
+ *    its rate, spread over the kernel (the other containers' kernels see the bus as loaded on
+ *    average);
+ *  - a CFS quota (cpu_share, cpu_period: sim/quota.h) is a duty cycle of the period, which can be
+ *    as long as a step: the work runs at its rate (times the stress share), then the rank is held
+ *    until the container has run that long since the work began (sim_quota_end). Not modelled:
+ *    its flows leave the bus in the throttled part of the period (here they run in a burst and
+ *    the bus is free while the rank is held). */
 #include "membus.h"
 
 #include "host.h"
+#include "quota.h"
 #include "stress.h"
 
 #include <simgrid/actor.h>
+#include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 
@@ -43,11 +48,32 @@ enum { MAX_FLOWS = 64 };
 
 static double min2(double a, double b) { return a < b ? a : b; }
 
+int sim_membus_quota(const struct sim_host *h)
+{
+  return h->cpu_share > 0.0 && h->cpu_share < 1.0 && h->cpu_period > 0.0;
+}
+
+double sim_membus_rate(const struct sim_host *h)
+{
+  int threads = sim_stress_sharing(h->name), cores = h->cores > 0 ? h->cores : 1;
+  return (double)cores / (cores + threads);
+}
+
 double sim_membus_share(const struct sim_host *h)
 {
-  double quota = h->cpu_share > 0.0 && h->cpu_share < 1.0 ? h->cpu_share : 1.0;
-  int threads = sim_stress_sharing(h->name), cores = h->cores > 0 ? h->cores : 1;
-  return quota * cores / (cores + threads);
+  return (sim_membus_quota(h) ? h->cpu_share : 1.0) * sim_membus_rate(h);
+}
+
+static int run_work(const struct sim_host *h, double flops, int cores, double traffic, double core_bw,
+                    int overlap, double s);
+
+/* work that ran from `start` until now at the container's rate: held until its quota has let it
+ * run that long (nothing without a quota) */
+static void hold_for_quota(const struct sim_host *h, double start)
+{
+  if (!sim_membus_quota(h)) return;
+  double now = simgrid_get_clock(), end = sim_quota_end(start, now - start, h->cpu_share, h->cpu_period);
+  if (end > now) sg_actor_sleep_until(end);
 }
 
 int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
@@ -55,7 +81,16 @@ int sim_membus_run(const struct sim_host *h, double flops, int cores, double tra
 {
   if (cores < 1) cores = 1;
   if (cores > MAX_FLOWS) cores = MAX_FLOWS;
-  double s = sim_membus_share(h);
+  double s = sim_membus_rate(h), start = simgrid_get_clock();
+  int rc = run_work(h, flops, cores, traffic, core_bw, overlap, s);
+  hold_for_quota(h, start);
+  return rc;
+}
+
+/* the work's compute and flows at s of the container's rate */
+static int run_work(const struct sim_host *h, double flops, int cores, double traffic, double core_bw,
+                    int overlap, double s)
+{
   int rc = 0;
   sg_exec_t cpu = NULL;
   if (flops > 0.0) {

@@ -6,15 +6,21 @@
 
 struct sim_host;
 
+/* The part of its cores' time the container gets on average: its cpu_share (a CFS quota; 1 when
+ * absent) x sim_membus_rate. */
+double sim_membus_share(const struct sim_host *h);
+/* The rate its work runs at while it runs: cores / (cores + the stress threads on its cores now,
+ * sim_stress_sharing). */
+double sim_membus_rate(const struct sim_host *h);
+/* 1 when the container has a CFS quota (cpu_share < 1): its time is a duty cycle (sim/quota.h). */
+int sim_membus_quota(const struct sim_host *h);
+
 /* Runs `flops` spread over `cores` cores of the calling actor's host, then (overlap: meanwhile)
  * `traffic` bytes on the node's memory-bus host as `cores` flows (one per core), each drawing at
  * most `core_bw` over the loaded-latency factor of the bus utilisation the other flows of the
- * node make when it starts; on a container with part s of its cores' time (sim_membus_share), at
- * s of its rate (the flops 1/s as many, the flows' bound s times). Returns 0, or -1 when SimGrid failed an activity. */
-/* The part of its cores' time the container gets now: its cpu_share (a CFS quota; 1 when absent)
- * x cores / (cores + the stress threads on its cores now, sim_stress_sharing). */
-double sim_membus_share(const struct sim_host *h);
-
+ * node make when it starts; at sim_membus_rate s of its rate (the flops 1/s as many, the flows'
+ * bound s times); under a quota the actor is then held until the container has run as long
+ * since the work began (sim_quota_end). Returns 0, or -1 when SimGrid failed an activity. */
 int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
                    double core_bw, int overlap);
 

@@ -6,12 +6,15 @@
  *
  *   demsim-routes PLATFORM HOST...          one line per ordered pair a != b:
  *                                           "a b bandwidth_Bps latency_s"
- *   demsim-routes --cores PLATFORM HOST...  one line per host: "host cores share"
+ *   demsim-routes --cores PLATFORM HOST...  one line per host: "host cores share period"
  *
  * bandwidth: the smallest bandwidth of the route's links (B/s); latency: the sum of their
  * latencies (s, one way). cores: the host's core count; share: its optional `cpu_share`
- * property (the fraction of each core's time the container gets, as a core time-shared with
- * something else; 1 when absent). A host missing from the platform exits with 2. */
+ * property (the fraction of each core's time the container gets, as a CFS quota; 1 when absent);
+ * period: its optional `cpu_period` (s, the quota's period; SIM_CFS_PERIOD when absent). A host
+ * missing from the platform exits with 2. */
+#include "host.h"
+
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <simgrid/link.h>
@@ -41,8 +44,10 @@ static void route_figures(sg_host_t a, sg_host_t b, double *bandwidth, double *l
 static void print_cores(sg_host_t h)
 {
   const char *share = sg_host_get_property_value(h, "cpu_share");
-  double s = share ? strtod(share, NULL) : 1.0;
-  printf("%s %d %.6g\n", sg_host_get_name(h), sg_host_core_count(h), s > 0 && s <= 1 ? s : 1.0);
+  const char *period = sg_host_get_property_value(h, "cpu_period");
+  double s = share ? strtod(share, NULL) : 1.0, p = period ? strtod(period, NULL) : SIM_CFS_PERIOD;
+  printf("%s %d %.6g %.6g\n", sg_host_get_name(h), sg_host_core_count(h), s > 0 && s <= 1 ? s : 1.0,
+         p > 0 ? p : SIM_CFS_PERIOD);
 }
 
 int main(int argc, char **argv)

@@ -3,6 +3,8 @@
 #include "sim_testing.h"
 #include "testing.h"
 
+#include <simgrid/actor.h>
+
 #define N 5e7 /* particles: 1e10 B of integrator traffic, 1 s at 10 GB/s */
 
 /* Alone, a 1-core container of node a saturates a-membus; with its neighbour a-1y on the same
@@ -91,22 +93,26 @@ static void test_streaming_overlaps_gathering_adds(void)
     }
 }
 
-/* A container with half its cores' time (cpu_share 0.5, a CFS quota) takes twice as long for
- * the same work, streaming or gathering: on one core of s-4 (1 Gf/s, one flow of 10 GB/s at most:
- * the bus does not cap it), 1e9 flops and 5e9 B take 1 s and 0.5 s, so 2 s streaming and 3 s
- * gathering at half the core. */
+/* A container with half its cores' time (cpu_share 0.5, a CFS quota per 0.1 s: sim/quota.h) runs
+ * the same work only in the first 0.05 s of every period, streaming or gathering: on one core of
+ * s-4 (1 Gf/s, one flow of 10 GB/s at most: the bus does not cap it), 1e9 flops and 5e9 B need
+ * 1 s of running streaming (20 windows) and 1.5 s gathering (30); posted just before a period,
+ * they end 19.5 and 29.5 periods later. sim_membus_time gives the average: 2 s and 3 s. */
 static void test_cpu_share_stretches_work(void)
 {
   if (!sim_test_on("s-4")) return;
   sim_host_t h = sim_test_self();
   CU_ASSERT_DOUBLE_EQUAL(h.cpu_share, 1.0, 0.0); /* the platform gives none: all of it */
+  CU_ASSERT_DOUBLE_EQUAL(h.cpu_period, SIM_CFS_PERIOD, 0.0);
   h.cpu_share = 0.5;
+  h.cpu_period = 0.1;
   for (int overlap = 0; overlap < 2; overlap++) {
+    sg_actor_sleep_until(ceil(MPI_Wtime() / 0.1 + 1.0) * 0.1 - 1e-6); /* a microsecond before a period */
     double t0 = MPI_Wtime();
     CU_ASSERT_EQUAL(sim_membus_run(&h, 1e9, 1, 5e9, 10e9, overlap), 0);
-    double t = MPI_Wtime() - t0, want = overlap ? 2.0 : 3.0;
-    SIM_ASSERT_CLOSE(t, want, 1e-9);
-    SIM_ASSERT_CLOSE(sim_membus_time(&h, 1e9, 1, 5e9, 10e9, 0.0, overlap), want, 1e-12);
+    double t = MPI_Wtime() - t0;
+    SIM_ASSERT_CLOSE(t, overlap ? 1.95 : 2.95, 1e-6);
+    SIM_ASSERT_CLOSE(sim_membus_time(&h, 1e9, 1, 5e9, 10e9, 0.0, overlap), overlap ? 2.0 : 3.0, 1e-12);
   }
 }
 

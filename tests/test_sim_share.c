@@ -1,13 +1,22 @@
 /* A container with part of its cores' time (platform property cpu_share, the emulator's CFS
  * quota), two ranks on node h of platforms/test-sim.xml: h-whole (all of its core) and h-half
- * (cpu_share 0.5). The same kernel takes twice as long on h-half (sim/membus.c); a blocking MPI
- * wait is held as long again there and not at all on h-whole (dem_clock_blocked, sim/clock.c);
- * a ghost exchange between the two (dem_parallel_xchg_*) costs h-half its wire time twice. */
+ * (cpu_share 0.5 per cpu_period 10 ms: it runs in the first 5 ms of every 10, sim/quota.h). Work
+ * and blocking MPI waits on h-half end when it has run as long as they took on h-whole
+ * (sim/membus.c, dem_clock_blocked in sim/clock.c); the closed forms below count the periods.
+ * The window arithmetic itself (sim_quota_end) against hand-counted cases. */
 #include "base/parallel.h"
 #include "sim_testing.h"
 #include "testing.h"
 
+#include <simgrid/actor.h>
+
+#include "quota.h"
+
+#include <math.h>
+
 static int on_half(void) { return strcmp(dem_clock_host(), "h-half") == 0; }
+
+static const double P = 0.01, ON = 0.005; /* h-half's period and its running part */
 
 static void test_reads_share(void)
 {
@@ -15,52 +24,95 @@ static void test_reads_share(void)
   CU_ASSERT_EQUAL_FATAL(dem_clock_init(err, sizeof err), 0);
   sim_host_t h = sim_test_self();
   CU_ASSERT_DOUBLE_EQUAL(h.cpu_share, on_half() ? 0.5 : 1.0, 0.0);
+  CU_ASSERT_DOUBLE_EQUAL(h.cpu_period, on_half() ? 0.01 : SIM_CFS_PERIOD, 0.0);
 }
 
-/* A compute-bound kernel: 1 Gf/s cores, so its flops dominate; twice the time at half the core. */
-static void test_kernel_twice_as_long(void)
+/* Both ranks wait for the start of a period, plus `into` seconds. */
+static void align(double into)
+{
+  MPI_Barrier(MPI_COMM_WORLD);
+  sg_actor_sleep_until((floor(dem_clock_now() / P) + 2.0) * P + into);
+}
+
+/* Work that needs d of running from a period's start ends after m whole windows (m = the number
+ * of whole ON in d) and the rest: m P + (d - m ON), or (m - 1) P + ON when nothing is left. */
+static double from_period_start(double d)
+{
+  double m = floor(d / ON + 1e-9), rest = d - m * ON;
+  return rest > 1e-12 ? m * P + rest : (m - 1.0) * P + ON;
+}
+
+/* A compute-bound kernel (1 Gf/s cores) from a period's start: on h-half it ends when h-half has
+ * run as long as h-whole took; about twice as long, not exactly (the last window is not waited out). */
+static void test_kernel_in_windows(void)
 {
   dem_work_t w = {.kind = DEM_WORK_FORCES, .particles = 1e3, .pairs = 1e3, .contacts = 1e6};
+  align(0.0);
   double t = sim_test_charge(&w), mine[2] = {on_half() ? 0.0 : t, on_half() ? t : 0.0}, both[2];
   MPI_Allreduce(mine, both, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  SIM_ASSERT_CLOSE(both[1], 2.0 * both[0], 1e-9);
-  CU_ASSERT(both[0] > 1e-3);
+  CU_ASSERT(both[0] > 3.0 * P);
+  SIM_ASSERT_CLOSE(both[1], from_period_start(both[0]), 1e-9);
+  CU_ASSERT(fabs(both[1] - 2.0 * both[0]) <= P);
 }
 
-/* dem_clock_blocked(s): h-half is held s more (1/0.5 - 1 = 1), h-whole not at all. */
-static void test_blocked_wait_held(void)
+/* dem_clock_blocked(s) after a wait of s: h-half is held until it has run s since the wait began.
+ * A wait of 0.25 s that began at a period's start: 50 windows, so it ends at 49 P + ON = 0.495 s,
+ * 0.245 s after the call. A wait of 2 ms called 4 ms into a period (it began at 2 ms, inside the
+ * window): done at 4 ms, nothing held. The same called 6 ms into a period (begun at 4 ms): 1 ms
+ * runs before the window closes, 1 ms in the next, so it ends at 11 ms: held 5 ms. h-whole: never. */
+static void test_blocked_wait_in_windows(void)
 {
-  double t0 = MPI_Wtime();
-  dem_clock_blocked(0.25);
-  double held = MPI_Wtime() - t0;
-  SIM_ASSERT_CLOSE(held + 1.0, on_half() ? 1.25 : 1.0, 1e-12);
+  static const double into[3] = {0.0, 0.004, 0.006}, waited[3] = {0.25, 0.002, 0.002};
+  static const double held_half[3] = {0.245, 0.0, 0.005};
+  for (int i = 0; i < 3; i++) {
+    align(into[i]);
+    double t0 = dem_clock_now();
+    dem_clock_blocked(waited[i]);
+    double held = dem_clock_now() - t0;
+    SIM_ASSERT_CLOSE(held + 1.0, 1.0 + (on_half() ? held_half[i] : 0.0), 1e-9);
+  }
 }
 
-/* A two-way exchange of 8 MB: h-whole waits for the wire only; h-half then waits as long again
- * (its MPI progresses only while it runs). Within 3 %: the two leave the barrier, and so start
- * their waits, a message latency apart. */
-static void test_exchange_held_on_half(void)
+/* A two-way exchange of 16 MB from a period's start: h-whole waits for the wire only (about
+ * 7 ms on the 2.5 GB/s veths); h-half's wait, as long in the simulation, then needs as long of
+ * running: P + (d - ON). Within 3 %: the two start their waits a message latency apart. */
+static void test_exchange_in_windows(void)
 {
-  static char out[8000000], in[8000000];
+  static char out[16000000], in[16000000];
   int me = dem_parallel_rank(), other = 1 - me;
-  MPI_Barrier(MPI_COMM_WORLD);
-  double t0 = MPI_Wtime();
+  align(0.0);
+  double t0 = dem_clock_now();
   dem_parallel_xchg_t *x = dem_parallel_xchg_create(2);
   CU_ASSERT_EQUAL_FATAL(dem_parallel_xchg_recv(x, in, sizeof in, other, 7), 0);
   CU_ASSERT_EQUAL_FATAL(dem_parallel_xchg_send(x, out, sizeof out, other, 7), 0);
   dem_parallel_xchg_wait(x);
   dem_parallel_xchg_destroy(&x);
-  double t = MPI_Wtime() - t0, mine[2] = {on_half() ? 0.0 : t, on_half() ? t : 0.0}, both[2];
+  double t = dem_clock_now() - t0, mine[2] = {on_half() ? 0.0 : t, on_half() ? t : 0.0}, both[2];
   MPI_Allreduce(mine, both, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  CU_ASSERT(both[0] > 1e-3);
-  SIM_ASSERT_CLOSE(both[1], 2.0 * both[0], 0.03);
+  if (!(both[0] > ON && both[0] < P)) printf("[%s] the exchange took %g s on h-whole\n", dem_clock_host(), both[0]);
+  CU_ASSERT(both[0] > ON && both[0] < P);
+  SIM_ASSERT_CLOSE(both[1], from_period_start(both[0]), 0.03);
+}
+
+/* sim_quota_end against hand-counted windows (share 0.25 of a 1 s period: running in [k, k + 0.25)). */
+static void test_quota_arithmetic(void)
+{
+  SIM_ASSERT_CLOSE(sim_quota_ran(2.6, 0.25, 1.0), 0.75, 1e-12);
+  SIM_ASSERT_CLOSE(sim_quota_ran(2.1, 0.25, 1.0), 0.6, 1e-12);
+  SIM_ASSERT_CLOSE(sim_quota_end(0.1, 0.1, 0.25, 1.0), 0.2, 1e-12);  /* inside the window */
+  SIM_ASSERT_CLOSE(sim_quota_end(0.1, 0.2, 0.25, 1.0), 1.05, 1e-12); /* 0.15 now, 0.05 next period */
+  SIM_ASSERT_CLOSE(sim_quota_end(0.5, 0.1, 0.25, 1.0), 1.1, 1e-12);  /* posted while throttled */
+  SIM_ASSERT_CLOSE(sim_quota_end(0.0, 0.5, 0.25, 1.0), 1.25, 1e-12); /* two whole windows */
+  SIM_ASSERT_CLOSE(sim_quota_end(3.7, 0.0, 0.25, 1.0), 3.7, 1e-12);  /* nothing to run */
+  SIM_ASSERT_CLOSE(sim_quota_end(0.0, 100.0, 0.25, 1.0) / 100.0, 4.0, 0.01); /* on average 1/s */
 }
 
 static CU_TestInfo tests[] = {
-  {"the platform's cpu_share is read (0.5 on h-half, 1 on h-whole)", test_reads_share},
-  {"a kernel takes twice as long at half the core", test_kernel_twice_as_long},
-  {"a blocking wait is held as long again at half the core", test_blocked_wait_held},
-  {"a ghost exchange costs the half core its wire time twice", test_exchange_held_on_half},
+  {"the platform's cpu_share and cpu_period are read", test_reads_share},
+  {"a kernel at half the core runs in the quota's windows", test_kernel_in_windows},
+  {"a blocking wait at half the core is held to the quota's windows", test_blocked_wait_in_windows},
+  {"a ghost exchange at half the core needs as long of running", test_exchange_in_windows},
+  {"the quota's window arithmetic against hand-counted cases", test_quota_arithmetic},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_share", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

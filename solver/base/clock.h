@@ -94,11 +94,13 @@ void dem_clock_set_code_cost(double factor);
 /* Charges the work to this rank's clock. Returns 0, or -1 when the simulator rejected it. */
 int dem_clock_charge(const dem_work_t *w);
 /* The rank has just waited `seconds` in a blocking MPI completion (the ghost exchange). On a
- * container with part of its cores' time (s < 1: a CFS quota, cpu_share, or a stress worker's
- * threads on its cores), MPI progresses only while the container runs: Open MPI's TCP transport polls and copies in the process, which the
- * quota throttles like its computing (measured: compare-real/emulated-half, the exchange at half a
- * core took 2.0 x its time at a whole core). The SMPI build then holds the rank (1/s - 1) x
- * seconds more; a whole container, and the native build: nothing. */
+ * container with part of its cores' time (a CFS quota, cpu_share, or a stress worker's threads on
+ * its cores), MPI progresses only while the container runs: Open MPI's TCP transport polls and
+ * copies in the process, which the quota throttles like its computing (measured:
+ * compare-real/emulated-half, the exchange at half a core took 2.0 x its time at a whole core).
+ * The SMPI build then holds the rank until the container has run that long since the wait began
+ * (a stress share s: (1/s - 1) x seconds more; a quota: within its duty cycle, sim/quota.h); a
+ * whole container, and the native build: nothing. */
 void dem_clock_blocked(double seconds);
 /* 1 when time is what the charges say (SMPI build): nothing needs waiting for to be timed.
  * 0 when the timers read real time (native build). */

@@ -248,7 +248,7 @@ static int build_shaping(dem_cloud_t *cloud, int i)
 }
 
 /* Container i's cgroups: its cores (cpuset, the root's memory nodes) and, for a part of a core,
- * a CFS quota of share x cores per period. */
+ * a CFS quota of share x cores per period (both in us, as cgroup v1 takes them). */
 static int build_cgroups(const dem_cloud_t *cloud, int i)
 {
   const dem_container_t *c = &cloud->c[i];
@@ -270,8 +270,8 @@ static int build_cgroups(const dem_cloud_t *cloud, int i)
   snprintf(path, sizeof path, "%s/cpuset.cpus", dir[0]);
   if (write_value(cloud, path, c->cpus)) return -1;
   if (c->share >= 1) return 0;
-  snprintf(period, sizeof period, "%d", DEM_CLOUD_QUOTA_PERIOD);
-  snprintf(quota, sizeof quota, "%.0f", c->share * c->ncores * DEM_CLOUD_QUOTA_PERIOD);
+  snprintf(period, sizeof period, "%.0f", c->period * 1e6);
+  snprintf(quota, sizeof quota, "%.0f", c->share * c->ncores * c->period * 1e6);
   snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir[1]);
   if (write_value(cloud, path, period)) return -1;
   snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir[1]);

@@ -16,7 +16,6 @@
 #include <stddef.h>
 
 #define DEM_CLOUD_MAX 99        /* containers: interface names hold two digits */
-#define DEM_CLOUD_QUOTA_PERIOD 10000 /* us: a part of a core is a duty cycle this long (cpulimit's 10 ms) */
 
 typedef struct dem_container {
   char name[64];     /* the scenario's container (a host of platform.file) */
@@ -25,6 +24,7 @@ typedef struct dem_container {
   char cpus[256];    /* its logical CPUs ("0", "0-1", "2,4") */
   int ncores;        /* how many */
   double share;      /* the fraction of each core's time it gets (a CPU quota below 1) */
+  double period;     /* s: the quota's period (the platform's cpu_period) */
 } dem_container_t;
 
 typedef struct dem_cloud {

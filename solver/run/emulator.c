@@ -129,17 +129,18 @@ static int cores_from_map(dem_emulator_t *em, const dem_scenario_t *s, char *err
   return rc;
 }
 
-/* The containers' core counts and shares from demsim-routes --cores ("host cores share"); without
- * a host map their cores in order, refused when they need more than this machine has. */
+/* The containers' core counts, shares and quota periods from demsim-routes --cores ("host cores
+ * share period"); without a host map their cores in order, refused when they need more than this
+ * machine has. */
 static int plan_cores(dem_emulator_t *em, char *text, const dem_scenario_t *s, char *err, size_t errlen)
 {
   dem_cloud_t *cloud = &em->cloud;
   for (char *save = NULL, *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
     char name[64];
     int n;
-    double share;
-    int i = sscanf(line, "%63s %d %lf", name, &n, &share) == 3 ? container_index(cloud, name) : -1;
-    if (i >= 0) cloud->c[i].ncores = n, cloud->c[i].share = share;
+    double share, period;
+    int i = sscanf(line, "%63s %d %lf %lf", name, &n, &share, &period) == 4 ? container_index(cloud, name) : -1;
+    if (i >= 0) cloud->c[i].ncores = n, cloud->c[i].share = share, cloud->c[i].period = period;
   }
   if (s->hostmap[0]) return cores_from_map(em, s, err, errlen);
   long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -188,7 +189,7 @@ static void print_plan(const dem_emulator_t *em)
   for (int i = 0; i < cloud->n; i++) {
     const dem_container_t *c = &cloud->c[i];
     printf("  %s: namespace %s, %s, cores %s", c->name, c->ns, c->addr, c->cpus);
-    if (c->share < 1) printf(" (%.3g of each)", c->share);
+    if (c->share < 1) printf(" (%.3g of each, a quota per %.3g s)", c->share, c->period);
     printf("\n");
     for (int j = 0; j < cloud->n; j++)
       if (j != i) printf("    to %s: %.6g B/s, %.6g s\n", cloud->c[j].name, cloud->bw[i][j], cloud->lat[i][j]);

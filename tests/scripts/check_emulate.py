@@ -22,9 +22,10 @@ route's shaped 125 MB/s (the shaping holds, and TCP fills it), and nothing left 
 `validation/study/compare_real.py scenarios/emulated/network-pair.cfg --emulate` at a tiny size
 (20,000 particles, 10 steps, NOW, contact): its compare_real.json has the 42 message rows and the
 DEM's, the ghost bytes alike emulated and simulated (the same decomposition), every time positive;
-and with `--hostmap scenarios/emulated/hostmap-pair.cfg --cpu-share c1=0.5` (this machine probed,
-c1 at half a core, the core rate sampled before the round): computing and total time compared,
-the sample and c1's cpu_share in the platform.
+and with `--hostmap scenarios/emulated/hostmap-pair.cfg --cpu-share c1=0.5,0.01` (this machine probed,
+c1 at half a core per 10 ms, the core rate sampled before the round): computing and total time
+compared, the sample and c1's cpu_share and cpu_period in the platform, and the emulator's dry run
+writing that quota (10000 and 5000 us) for c1's cgroup.
 routes also runs `demsim exec` in the SMPI build (when there) on the same two containers: the
 simulated ping-pong's 8 MiB - 4 MiB difference gives the route's 125 MB/s times SMPI's
 bandwidth factor for large messages (within 90-100 %), and a message takes longer than the last
@@ -70,8 +71,9 @@ def check_routes(a, failures):
         if g and (abs(g[0] - bw) > 1e-6 * bw or abs(g[1] - lat) > 1e-12):
             failures.append(f"demsim-routes {pair}: {g}, expected bandwidth {bw} B/s and latency {lat} s")
     p = subprocess.run([tool, "--cores", PLATFORM, "n1-cn6700-4", "n1-cn6700-1"], capture_output=True, text=True)
-    if p.stdout.split() != ["n1-cn6700-4", "4", "1", "n1-cn6700-1", "1", "1"]:
-        failures.append(f"demsim-routes --cores: expected 4 and 1 cores, got:\n{p.stdout}{p.stderr}")
+    if p.stdout.split() != ["n1-cn6700-4", "4", "1", "0.1", "n1-cn6700-1", "1", "1", "0.1"]:
+        failures.append(f"demsim-routes --cores: expected 4 and 1 cores, all their time, Linux's 0.1 s period, "
+                        f"got:\n{p.stdout}{p.stderr}")
     p = subprocess.run([tool, PLATFORM, "n1-cn6700-1", "nowhere"], capture_output=True, text=True)
     if p.returncode != 2 or "nowhere" not in p.stderr:
         failures.append(f"demsim-routes with a host not in the platform: rc {p.returncode}, expected 2:\n{p.stderr}")
@@ -181,7 +183,8 @@ def check_compare_emulated(a, failures):
 def check_compare_emulated_probed(a, failures):
     """compare_real.py --emulate --hostmap: this machine probed (--quick), c1 at half a core, the core
     rate sampled before the round; the computing and total rows compared (an error), the platform's
-    cpu_share, the sample and the report's lines."""
+    cpu_share and cpu_period, the sample and the report's lines; the emulator's dry run writes that
+    quota into c1's cgroup."""
     out = os.path.join(a.out, "compare-probed")
     smpi = os.path.join(SOURCE, "build", "smpi", "demsim")
     if not os.access(smpi, os.X_OK):
@@ -190,7 +193,7 @@ def check_compare_emulated_probed(a, failures):
     cmd = ["/usr/bin/python3", os.path.join(SOURCE, "validation", "study", "compare_real.py"),
            os.path.join(SOURCE, "scenarios", "emulated", "network-pair.cfg"), "--emulate", "--out", out,
            "--hostmap", os.path.join(SOURCE, "scenarios", "emulated", "hostmap-pair.cfg"), "--quick",
-           "--container-link", "125e6,8e-6", "--cpu-share", "c1=0.5", "--repeats", "1", "--steps", "10",
+           "--container-link", "125e6,8e-6", "--cpu-share", "c1=0.5,0.01", "--repeats", "1", "--steps", "10",
            "--particles", "20000", "--lattices", "contact", "--policies", "NOW", "--native", a.demsim, "--smpi", smpi,
            "--", "--set", "platform.hosts=c0,c1"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -203,8 +206,19 @@ def check_compare_emulated_probed(a, failures):
     k = json.load(open(os.path.join(out, "probe-interleaved.json")))["nodes"][0]["contact_kernel_1core"]
     plat = open(os.path.join(out, "platform.xml")).read()
     if len(compared) != 2 or "Part of a core: c1 gets 0.5" not in text or "Core rate:" not in text \
-            or len(k.get("interleaved_s", [])) != 1 or '<prop id="cpu_share" value="0.5"/>' not in plat:
+            or len(k.get("interleaved_s", [])) != 1 or '<prop id="cpu_share" value="0.5"/>' not in plat \
+            or '<prop id="cpu_period" value="0.01"/>' not in plat:
         failures.append(f"compare_real --emulate --hostmap: compared rows {compared}, samples {k.get('interleaved_s')}")
+    # the emulator gives c1 the platform's quota: 5 ms of every 10 ms (cgroup v1 takes microseconds)
+    p = subprocess.run([a.demsim, "run", os.path.join(SOURCE, "scenarios", "emulated", "network-pair.cfg"), "--emulate",
+                        "--dry-run", "--set", f"platform.file={os.path.join(out, 'platform.xml')}", "--set",
+                        "platform.hosts=c0,c1", "--set",
+                        f"native.hostmap={os.path.join(SOURCE, 'scenarios', 'emulated', 'hostmap-pair.cfg')}"],
+                       capture_output=True, text=True)
+    quota = [ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith("echo") and "/cpu.cfs_" in ln]
+    if p.returncode or quota != ["10000", "5000"]:
+        failures.append(f"--emulate --dry-run: c1's cpu.cfs_period_us and cpu.cfs_quota_us {quota}, expected 10000 and "
+                        f"5000:\n{p.stdout[-2000:]}{p.stderr[-1000:]}")
     print(f"compare_real --emulate --hostmap: {len(compared)} computing/total rows compared, "
           f"sample {k.get('interleaved_s')}")
 

@@ -14,7 +14,8 @@ neighbour of the map then runs under SMPI, the stressed rank's load above the ot
 --container-link 125e6,8e-6 the route between two containers of a node (c1, s1) is 125 MB/s and 8 us (as
 sim/routes.c reads it, when built). Bad inputs (a host the probe does not know, a file that is not
 a probe, a malformed --container-link) fail with a message. With --cpu-share c1=0.5, c1 alone has
-cpu_share 0.5 and its rank's load under SMPI is twice that without it; a bad --cpu-share exits 2.
+cpu_share 0.5 and its rank's few ms of work fit in the quota's first window (Linux's 0.1 s period);
+with c1=0.5,0.0005 its load under SMPI is twice that without it; a bad --cpu-share exits 2.
 
     check_probed_platform.py --demsim build/smpi/demsim --out DIR
 """
@@ -150,9 +151,11 @@ def check_container_link(a, hostmap, check):
 
 
 def check_cpu_share(a, hostmap, check):
-    """--cpu-share c1=0.5: c1 alone carries cpu_share 0.5, and under SMPI (no stress) its rank's
-    load is twice what it is with all its cores' time, c0's the same (within 10 %);
-    an unknown container or a share out of (0, 1] exits 2."""
+    """--cpu-share c1=0.5: c1 alone carries cpu_share 0.5 (no cpu_period: Linux's 0.1 s), and under
+    SMPI (no stress) its rank's few ms of work fit in the quota's first 50 ms: its loads are those
+    with its whole core. c1=0.5,0.0005 adds cpu_period 0.0005: over many periods c1's load is twice
+    that with all its cores' time, c0's the same (within 10 %). An unknown container, a share out
+    of (0, 1] or a bad period exits 2."""
     xml = os.path.join(a.out, "half.xml")
     p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--hostmap", hostmap, "--cpu-share", "c1=0.5",
                         "--out", xml], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -161,8 +164,16 @@ def check_cpu_share(a, hostmap, check):
         return
     props = {h.get("id"): {q.get("id"): q.get("value") for q in h.iter("prop")} for h in ET.parse(xml).iter("host")}
     check(props["c1"].get("cpu_share") == "0.5" and "cpu_share" not in props["c0"], "cpu_share on c1 only")
+    check("cpu_period" not in props["c1"], "no cpu_period without one given (Linux's default applies)")
+    fine = xml + ".period"
+    p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--hostmap", hostmap, "--cpu-share", "c1=0.5,0.0005",
+                        "--out", fine], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    per = {h.get("id"): {q.get("id"): q.get("value") for q in h.iter("prop")}
+           for h in ET.parse(fine).iter("host")} if p.returncode == 0 else {}
+    check(per.get("c1", {}).get("cpu_period") == "0.0005" and per["c1"].get("cpu_share") == "0.5",
+          f"--cpu-share c1=0.5,0.0005: cpu_period on c1: {p.stdout}")
     loads = {}
-    for tag, plat in (("whole", os.path.join(a.out, "platform.xml")), ("half", xml)):
+    for tag, plat in (("whole", os.path.join(a.out, "platform.xml")), ("half", xml), ("fine", fine)):
         cfg = os.path.join(a.out, f"{tag}.cfg")
         with open(cfg, "w") as f:
             f.write(SCENARIO.format(platform=plat, out=os.path.join(a.out, tag)).split("stress =")[0]
@@ -171,11 +182,15 @@ def check_cpu_share(a, hostmap, check):
         check(p.returncode == 0, f"SMPI run ({tag} c1) failed: {p.stdout[-2000:]}")
         if p.returncode == 0:
             loads[tag] = [r["load_s"] for r in json.load(open(os.path.join(a.out, tag, "summary.json")))["per_rank"]]
-    if len(loads) == 2:
-        check(abs(loads["half"][1] / loads["whole"][1] / 2 - 1) < 0.1 and abs(loads["half"][0] / loads["whole"][0] - 1) < 0.1,
-              f"loads with c1 at half its cores' time {loads['half']}, with all of it {loads['whole']}: c1's not twice, "
+    if len(loads) == 3:
+        whole, half, fine = loads["whole"], loads["half"], loads["fine"]
+        check(whole[1] < 0.025 and half == whole,
+              f"c1's work ({whole[1]:.3g} s) fits in the first 50 ms window of Linux's 0.1 s period: its loads as "
+              f"with its whole core, {half} against {whole}")
+        check(abs(fine[1] / whole[1] / 2 - 1) < 0.1 and abs(fine[0] / whole[0] - 1) < 0.1,
+              f"loads with c1 at half its cores' time per 0.5 ms {fine}, with all of it {whole}: c1's not twice, "
               "or c0's changed")
-    for bad in ("c9=0.5", "c1=0", "c1=1.5", "c1"):
+    for bad in ("c9=0.5", "c1=0", "c1=1.5", "c1", "c1=0.5,0", "c1=0.5,x"):
         p = subprocess.run([sys.executable, MP, "--probe", EXAMPLE, "--hostmap", hostmap, "--cpu-share", bad,
                             "--out", xml + ".bad"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         check(p.returncode == 2 and "--cpu-share" in p.stdout, f"--cpu-share {bad}: exit {p.returncode}: {p.stdout}")

@@ -26,7 +26,7 @@ With --emulate (as root, native build): the scenario's containers on an emulated
 machine against SMPI on its platform.file, messages and the DEM's ghost exchange
 (validation/study/emulated.py says what and how). With --emulate --hostmap MAP (every host
 localhost): the platform is this machine's, probed now (or --probe), with the map's containers
-on their cores, joined by --container-link BW,LAT and with --cpu-share CONTAINER=S, its core
+on their cores, joined by --container-link BW,LAT and with --cpu-share CONTAINER=S[,PERIOD], its core
 rate sampled before each round of emulated runs (calibration.py); computing and total time are
 compared too.
 Exit status: 0, 1 when a run failed, 2 on bad input.
@@ -256,8 +256,9 @@ def main():
     ap.add_argument("--probe", help="an earlier probe.json (default: probe now)")
     ap.add_argument("--container-link", help="with --emulate --hostmap: BANDWIDTH,LATENCY (B/s, s one way) of the "
                     "route between two containers of this machine (make_platforms.py --container-link)")
-    ap.add_argument("--cpu-share", action="append", default=[], metavar="CONTAINER=S",
-                    help="with --emulate --hostmap: that container gets the part S of its cores' time")
+    ap.add_argument("--cpu-share", action="append", default=[], metavar="CONTAINER=S[,PERIOD]",
+                    help="with --emulate --hostmap: that container gets the part S of its cores' time, a CFS quota "
+                         "per PERIOD s (default: Linux's)")
     ap.add_argument("--out", default=os.path.join(TOP, "out", "compare-real"))
     ap.add_argument("--policies", nargs="+", default=["NOW", "RW"])
     ap.add_argument("--repeats", type=int, default=3)

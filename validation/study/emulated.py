@@ -327,8 +327,8 @@ def made(args, started):
 
 
 def shares_note(args, extra):
-    """The containers with part of their cores' time (platform property cpu_share: the emulator's CFS
-    quota, the model's share), from the platform the runs used; "" when none."""
+    """The containers with part of their cores' time (platform properties cpu_share and cpu_period:
+    the emulator's CFS quota, the model's duty cycle), from the platform the runs used; "" when none."""
     import re
     import xml.etree.ElementTree as ET
     plat = next((e.split("=", 1)[1] for e in extra if e.startswith("platform.file=")), None)
@@ -337,11 +337,13 @@ def shares_note(args, extra):
         plat = m and os.path.join(os.path.dirname(args.scenario), m.group(1))
     if not plat or not os.path.isfile(plat):
         return ""
-    shares = [(h.get("id"), q.get("value")) for h in ET.parse(plat).iter("host") for q in h.iter("prop")
-              if q.get("id") == "cpu_share"]
+    props = {h.get("id"): {q.get("id"): q.get("value") for q in h.iter("prop")} for h in ET.parse(plat).iter("host")}
+    shares = [(h, p["cpu_share"], p.get("cpu_period", "Linux's default period, 0.1")) for h, p in props.items()
+              if "cpu_share" in p]
     return "" if not shares else " Part of a core: " + ", ".join(
-        f"{h} gets {float(v):g} of its cores' time (cpu_share: a CFS quota in the emulation, the model's share)"
-        for h, v in shares) + "."
+        f"{h} gets {float(v):g} of its cores' time per {per} s"
+        " (cpu_share, cpu_period: a CFS quota in the emulation, its duty cycle in the model)"
+        for h, v, per in shares) + "."
 
 
 def report(args, extra, rows, started, emu, smpi):
