@@ -160,6 +160,13 @@ void dem_clock_blocked(double seconds)
   if (end > now) sg_actor_sleep_until(end);
 }
 
+void dem_clock_synced(void)
+{
+  if (!ready || !sim_membus_quota(&self)) return;
+  double now = simgrid_get_clock(), seen = sim_quota_seen(now, self.cpu_share, self.cpu_period);
+  if (seen > now) sg_actor_sleep_until(seen);
+}
+
 int dem_clock_modelled(void) { return 1; }
 
 double dem_clock_now(void) { return simgrid_get_clock(); }

@@ -20,3 +20,9 @@ double sim_quota_end(double start, double need, double share, double period)
   double t = rest > 1e-9 * on ? k * period + rest : (k - 1.0) * period + on;
   return t > start ? t : start;
 }
+
+double sim_quota_seen(double t, double share, double period)
+{
+  double k = floor(t / period);
+  return t - k * period < share * period ? t : (k + 1.0) * period;
+}

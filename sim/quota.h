@@ -19,4 +19,8 @@ double sim_quota_ran(double t, double share, double period);
  * ran(t) - ran(start) = need (start itself when need is 0). */
 double sim_quota_end(double start, double need, double share, double period);
 
+/* When a container with quota share s and period P sees something that happened at t: t itself
+ * while it runs, else the start of the next period (the kernel lets it run again then). */
+double sim_quota_seen(double t, double share, double period);
+
 #endif

@@ -2,7 +2,8 @@
  * quota), two ranks on node h of platforms/test-sim.xml: h-whole (all of its core) and h-half
  * (cpu_share 0.5 per cpu_period 10 ms: it runs in the first 5 ms of every 10, sim/quota.h). Work
  * and blocking MPI waits on h-half end when it has run as long as they took on h-whole
- * (sim/membus.c, dem_clock_blocked in sim/clock.c); the closed forms below count the periods.
+ * (sim/membus.c, dem_clock_blocked in sim/clock.c), and the completion of any other blocking
+ * call is seen in its next window (dem_clock_synced); the closed forms below count the periods.
  * The window arithmetic itself (sim_quota_end) against hand-counted cases. */
 #include "base/parallel.h"
 #include "sim_testing.h"
@@ -94,6 +95,19 @@ static void test_exchange_in_windows(void)
   SIM_ASSERT_CLOSE(both[1], from_period_start(both[0]), 0.03);
 }
 
+/* dem_clock_synced after a blocking call: h-half sees its completion while it runs (2 ms into a
+ * period: at once), else when its next period starts (6 ms in: held 4 ms); h-whole never held. */
+static void test_synced_in_windows(void)
+{
+  static const double into[2] = {0.002, 0.006}, held_half[2] = {0.0, 0.004};
+  for (int i = 0; i < 2; i++) {
+    align(into[i]);
+    double t0 = dem_clock_now();
+    dem_clock_synced();
+    SIM_ASSERT_CLOSE(dem_clock_now() - t0 + 1.0, 1.0 + (on_half() ? held_half[i] : 0.0), 1e-9);
+  }
+}
+
 /* sim_quota_end against hand-counted windows (share 0.25 of a 1 s period: running in [k, k + 0.25)). */
 static void test_quota_arithmetic(void)
 {
@@ -105,6 +119,8 @@ static void test_quota_arithmetic(void)
   SIM_ASSERT_CLOSE(sim_quota_end(0.0, 0.5, 0.25, 1.0), 1.25, 1e-12); /* two whole windows */
   SIM_ASSERT_CLOSE(sim_quota_end(3.7, 0.0, 0.25, 1.0), 3.7, 1e-12);  /* nothing to run */
   SIM_ASSERT_CLOSE(sim_quota_end(0.0, 100.0, 0.25, 1.0) / 100.0, 4.0, 0.01); /* on average 1/s */
+  SIM_ASSERT_CLOSE(sim_quota_seen(2.1, 0.25, 1.0), 2.1, 1e-12); /* running: seen at once */
+  SIM_ASSERT_CLOSE(sim_quota_seen(2.6, 0.25, 1.0), 3.0, 1e-12); /* throttled: at the next period */
 }
 
 static CU_TestInfo tests[] = {
@@ -112,6 +128,7 @@ static CU_TestInfo tests[] = {
   {"a kernel at half the core runs in the quota's windows", test_kernel_in_windows},
   {"a blocking wait at half the core is held to the quota's windows", test_blocked_wait_in_windows},
   {"a ghost exchange at half the core needs as long of running", test_exchange_in_windows},
+  {"a blocking call's completion is seen in the half core's window", test_synced_in_windows},
   {"the quota's window arithmetic against hand-counted cases", test_quota_arithmetic},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_share", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};

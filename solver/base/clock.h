@@ -102,6 +102,11 @@ int dem_clock_charge(const dem_work_t *w);
  * (a stress share s: (1/s - 1) x seconds more; a quota: within its duty cycle, sim/quota.h); a
  * whole container, and the native build: nothing. */
 void dem_clock_blocked(double seconds);
+/* The rank has just come out of a blocking MPI call (a collective, a receive, Zoltan's calls).
+ * On a container with a CFS quota (cpu_share) the rank sees the call complete only when its
+ * container runs: throttled at that moment, the SMPI build holds it until its next period begins
+ * (sim/quota.h). Without a quota, and in the native build: nothing. */
+void dem_clock_synced(void);
 /* 1 when time is what the charges say (SMPI build): nothing needs waiting for to be timed.
  * 0 when the timers read real time (native build). */
 int dem_clock_modelled(void);

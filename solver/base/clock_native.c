@@ -27,6 +27,8 @@ int dem_clock_charge(const dem_work_t *w) { (void)w; return 0; }
 
 void dem_clock_blocked(double seconds) { (void)seconds; }
 
+void dem_clock_synced(void) {}
+
 int dem_clock_modelled(void) { return 0; }
 
 double dem_clock_now(void) { return dem_clock_wall(); }

@@ -110,7 +110,11 @@ int dem_parallel_size(void)
   return n;
 }
 
-void dem_parallel_barrier(void) { MPI_Barrier(comm()); }
+void dem_parallel_barrier(void)
+{
+  MPI_Barrier(comm());
+  dem_clock_synced();
+}
 
 void dem_parallel_barrier_idle(void)
 {
@@ -122,20 +126,29 @@ void dem_parallel_barrier_idle(void)
     nanosleep(&ms, NULL);
 }
 
-void dem_parallel_sum_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, comm()); }
-void dem_parallel_max_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, comm()); }
-void dem_parallel_min_double(double *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MIN, comm()); }
-void dem_parallel_sum_long(long *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_LONG, MPI_SUM, comm()); }
-void dem_parallel_max_int(int *v, int n) { MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT, MPI_MAX, comm()); }
+/* every reduction: its completion seen when this rank runs (dem_clock_synced) */
+static void allreduce(void *v, int n, MPI_Datatype type, MPI_Op op)
+{
+  MPI_Allreduce(MPI_IN_PLACE, v, n, type, op, comm());
+  dem_clock_synced();
+}
+
+void dem_parallel_sum_double(double *v, int n) { allreduce(v, n, MPI_DOUBLE, MPI_SUM); }
+void dem_parallel_max_double(double *v, int n) { allreduce(v, n, MPI_DOUBLE, MPI_MAX); }
+void dem_parallel_min_double(double *v, int n) { allreduce(v, n, MPI_DOUBLE, MPI_MIN); }
+void dem_parallel_sum_long(long *v, int n) { allreduce(v, n, MPI_LONG, MPI_SUM); }
+void dem_parallel_max_int(int *v, int n) { allreduce(v, n, MPI_INT, MPI_MAX); }
 
 void dem_parallel_gather_double(const double *in, int n, double *out, int root)
 {
   MPI_Gather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, root, comm());
+  dem_clock_synced();
 }
 
 void dem_parallel_gather_counts(long mine, long *counts, int root)
 {
   MPI_Gather(&mine, 1, MPI_LONG, counts, 1, MPI_LONG, root, comm());
+  dem_clock_synced();
 }
 
 /* Byte counts can exceed INT_MAX at the full study scale, so the gather is done as one
@@ -163,7 +176,11 @@ void dem_parallel_gatherv_bytes(const void *in, long n, void *out, const long *c
   }
 }
 
-void dem_parallel_bcast(void *buf, long bytes, int root) { MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm()); }
+void dem_parallel_bcast(void *buf, long bytes, int root)
+{
+  MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm());
+  dem_clock_synced();
+}
 
 void dem_parallel_processor_name(char *buf, size_t len)
 {
@@ -176,11 +193,13 @@ void dem_parallel_processor_name(char *buf, size_t len)
 void dem_parallel_allgather_double(const double *in, int n, double *out)
 {
   MPI_Allgather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, comm());
+  dem_clock_synced();
 }
 
 void dem_parallel_alltoall_int(const int *send, int *recv)
 {
   MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, comm());
+  dem_clock_synced();
 }
 
 struct dem_parallel_xchg {
@@ -228,6 +247,7 @@ void dem_parallel_xchg_wait(dem_parallel_xchg_t *x)
   double t0 = dem_clock_now();
   MPI_Waitall(x->count, x->req, MPI_STATUSES_IGNORE);
   dem_clock_blocked(dem_clock_now() - t0);
+  dem_clock_synced();
   x->count = 0;
 }
 
@@ -239,6 +259,7 @@ void dem_parallel_send_bytes(const void *buf, long n, int dest)
 void dem_parallel_recv_bytes(void *buf, long n, int src)
 {
   MPI_Recv(buf, (int)n, MPI_BYTE, src, 78, comm(), MPI_STATUS_IGNORE);
+  dem_clock_synced();
 }
 
 int dem_parallel_node_leader(void)

@@ -750,6 +750,7 @@ static int partition_lists(dem_partition_t *pt, dem_sim_t *sim, const double *we
   int rc = Zoltan_LB_Partition(zz, &changes, &ngid, &nlid, &nimp, &igids, &ilids, &iprocs, &iparts, &e->n,
                                &e->gids, &e->lids, &e->procs, &e->parts);
   if (pt->calls > 0) pt->stats.wall_partition_s += dem_clock_wall() - wall;
+  dem_clock_synced(); /* its collectives, seen when this rank runs */
   dem_work_t w = {.kind = DEM_WORK_PARTITION, .particles = particles, .ranks = ranks};
   dem_clock_charge(&w);
   Zoltan_LB_Free_Part(&igids, &ilids, &iprocs, &iparts);
@@ -796,10 +797,14 @@ static int migrate(dem_partition_t *pt, dem_sim_t *sim, exports_t *e, char *err,
     /* every rank calls Zoltan_Migrate (it is collective), even with nothing to move */
     /* this round's slice of the lists (the lists themselves in one round; none past their end) */
 #define SLICE(list) (first == 0 ? (list) : count > 0 ? (list) + first : NULL)
+    double tm = dem_clock_now();
     rc = bad ? ZOLTAN_MEMERR
              : Zoltan_Migrate(pt->zz_now, -1, NULL, NULL, NULL, NULL, (int)count, SLICE(e->gids), SLICE(e->lids),
                               SLICE(e->procs), SLICE(e->parts));
 #undef SLICE
+    /* its transfers progress only while this rank's container runs (as the ghost exchange's) */
+    dem_clock_blocked(dem_clock_now() - tm);
+    dem_clock_synced();
     removed += (size_t)count;
     bad = (rc != ZOLTAN_OK && rc != ZOLTAN_WARN) || pt->failed;
     /* a failed round stops the later ones on every rank (they are collective) */

@@ -41,7 +41,9 @@ def load(d):
     if not os.path.isfile(path):
         fail(f"{d}: no compare_real.json (expected the --out of a compare_real.py run)")
     rep = json.load(open(path))
-    rep["dir"], rep["when"] = d, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
+    # when its runs were measured (a prediction remade with --resume keeps them), else the file's time
+    rep["dir"] = d
+    rep["when"] = rep.get("measured_from") or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(path)))
     md = next((os.path.join(d, m) for m in ("COMPARE.md", "EMULATED.md") if os.path.isfile(os.path.join(d, m))), None)
     rep["command"] = next((l for l in open(md) if l.startswith("Command:")), "").strip() if md else ""
     return rep

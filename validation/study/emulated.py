@@ -317,13 +317,28 @@ def row_lines(rows, args):
     return L
 
 
+def spans(args, started):
+    """(first, last) of the emulated (measured) runs' result files in RUNDIR and of the simulated ones:
+    this invocation's time when there are none (--resume keeps the measured runs of an earlier one)."""
+    stamps = {True: [], False: []}
+    for d, _, fs in os.walk(args.runs):
+        for f in fs:
+            if f in ("summary.json", "pingpong.json"):
+                measured = os.path.relpath(d, args.runs).split(os.sep)[0].startswith(("emulated", "pingpong-emulated"))
+                stamps[measured].append(os.path.getmtime(os.path.join(d, f)))
+    return {k: (min(v), max(v)) if v else (started, time.time()) for k, v in stamps.items()}
+
+
+def utc(t):
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))
+
+
 def made(args, started):
-    """When the runs were made: this invocation, or (--resume) the span of the result files in RUNDIR."""
-    stamps = [os.path.getmtime(os.path.join(d, f)) for d, _, fs in os.walk(args.runs) for f in fs
-              if f in ("summary.json", "pingpong.json")]
-    first, last = (min(stamps), max(stamps)) if stamps else (started, time.time())
-    fmt = lambda t: time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))  # noqa: E731
-    return f"Runs made {fmt(first)} - {fmt(last)} (this report written {fmt(time.time())})"
+    """When the runs were made: the emulated runs' span and the simulated runs' (with --resume, the
+    simulated ones can be newer: the prediction remade on the same measurements)."""
+    s = spans(args, started)
+    return (f"Emulated runs made {utc(s[True][0])} - {utc(s[True][1])}, simulated runs {utc(s[False][0])} - "
+            f"{utc(s[False][1])} (this report written {utc(time.time())})")
 
 
 def shares_note(args, extra):
@@ -373,7 +388,7 @@ def report(args, extra, rows, started, emu, smpi):
         f.write("\n".join(lines))
     with open(os.path.join(args.out, "compare_real.json"), "w") as f:
         json.dump({"scenario": args.scenario, "emulate": True, "command": cmd, "kernel": kernel_note(),
-                   "mpi_eager": args.mpi_eager,
+                   "mpi_eager": args.mpi_eager, "measured_from": utc(spans(args, started)[True][0]),
                    "rows": rows}, f, indent=1)
     figure(emu, smpi, os.path.join(args.out, "emulated.png"))
     print(f"report: {os.path.join(args.out, 'EMULATED.md')}")

@@ -732,8 +732,14 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
            "The emulated 1 Gbit/s network on this machine's probed cores: the ghost exchange and the total time "
            "(compare_real.py --emulate --probed)"),
           ("compare-real/emulated-half", "SPREAD.md", "spread.png",
-           "The emulated 1 Gbit/s network with one container at half a core (a CFS quota), three comparisons: the "
-           "ghost exchange, repartition, computing and total time (compare_real.py --emulate --hostmap --cpu-share)"),
+           "The emulated 1 Gbit/s network with one container at half a core (a CFS quota per 10 ms), six comparisons: "
+           "the ghost exchange, repartition, computing and total time (compare_real.py --emulate --hostmap --cpu-share)"),
+          ("compare-real/emulated-half-100ms", "SPREAD.md", "spread.png",
+           "The same at Linux's default quota period (100 ms, as Docker's --cpus), three comparisons: where the quota's "
+           "duty cycle is as long as a step"),
+          ("compare-real/quota", "DUTY.md", None,
+           "When a container with a CPU quota runs: the duty cycle the model of cpu_share assumes, measured "
+           "(validation/study/quota_duty.py)"),
           ("code_cost", "CODE_COST.md", "code_cost.png",
            "The study's code against demsim's kernels: device.code_cost from the companion paper"),
           ("code_cost", "OBSERVATIONS_F.md", "observations_f.png",
@@ -872,7 +878,7 @@ def beyond_section():
             if line.startswith("#"):
                 line = "##" + line
             L.append(re.sub(r"\]\((?!https?:|/|#)([^)]+)\)", rf"]({sub}/\1)", line))  # relative links
-        if png not in open(path).read():
+        if png and png not in open(path).read():
             L += ["", f"![{title}]({sub}/{png})"]
         L.append("")
     return L
