@@ -11,7 +11,8 @@
 4. best_of: the median run by total time (the lower middle of an even count), of the quiet
    runs where the typical core time is given (quiet: every core at QUIET_SHARE or more).
 5. calibrated_platform: with shares, a core's rate and per-core bandwidth scaled by its share,
-   local-1half at half of core 1's; a memory share scales the per-core bandwidth alone; without
+   local-1half at half of core 1's (with the Throttle's quota_period: at core 1's rate with
+   cpu_share 0.5 and that cpu_period); a memory share scales the per-core bandwidth alone; without
    shares, both cores equal; the core rate is the clock x make_platforms' constant, or x the one
    this invocation measured; the per-core bandwidth the lower of the triad's and kick-drift's
    streams' (core_bw_of), at most the node's; the container links at an MPI ping-pong's latency
@@ -24,6 +25,7 @@
    platforms', inside or outside the sensitivity step.
 Exit status 0 when all hold, else 1 (each failure printed).
 """
+import argparse
 import os
 import re
 import sys
@@ -112,6 +114,19 @@ def check_platform():
               f"calibrated_platform: simd_lanes 8 on every host ({lanes_props})")
         bws = [float(v) for v in re.findall(r'<prop id="core_bw" value="([0-9.e+-]+)"', xml)]
         close(bws[1] / bws[0], 0.8, "calibrated_platform: core 1's per-core bandwidth at its share", 1e-5)
+        # with the Throttle's period: local-1half is core 1 at its whole rate, stopped half of each period
+        xml_q = open(hw.calibrated_platform(pr, os.path.join(d, "q.xml"), {0: 1.0, 1: 0.8}, "test shares",
+                                            quota_period=hw.THROTTLE_PERIOD)).read()
+        speed_q = {h: float(v) for h, v in re.findall(r'<host id="(local-[01]|local-1half)" speed="([0-9.e+-]+)f"', xml_q)}
+        half = xml_q[xml_q.index('<host id="local-1half"'):]
+        half = half[:half.index("</host>")]
+        check(len(speed_q) == 3 and abs(speed_q["local-1half"] / speed_q["local-1"] - 1) < 1e-9
+              and '<prop id="cpu_share" value="0.5"/>' in half
+              and f'<prop id="cpu_period" value="{hw.THROTTLE_PERIOD:g}"/>' in half,
+              f"calibrated_platform with quota_period: local-1half at core 1's rate, cpu_share 0.5, cpu_period ({speed_q})")
+        check(hw.half_period(argparse.Namespace(emulate_with="hog")) is None
+              and hw.half_period(argparse.Namespace(emulate_with="throttle")) == hw.THROTTLE_PERIOD,
+              "half_period: the Throttle's period with the throttle, none with the hog")
         xml = open(hw.calibrated_platform(dict(pr, scalar_over_lanes=2.6), os.path.join(d, "r.xml"))).read()
         lanes_props = [float(v) for v in re.findall(r'<prop id="simd_lanes" value="([0-9.e+-]+)"', xml)]
         check(lanes_props and all(abs(v - 2.6) < 1e-6 for v in lanes_props),

@@ -27,9 +27,12 @@
 3. Emulated heterogeneity (case-1-like), on by default: two ranks, rank 0 alone on core 0, rank 1
    on core 1 running half the time: stopped and continued every 10 ms (SIGSTOP/SIGCONT, as cpulimit
    does; --emulate-with hog: sharing its core with `stress-ng --cpu 1` instead, which the scheduler
-   undoes on a machine shared with other users by moving their processes to the other core). NOW and RW. Predicted with rank 1 on local-1half (half the core rate
-   and half the per-core bandwidth: the time-share of a core). Reported: total times, the gain of
-   RW, the load ratio of the two ranks under NOW.
+   undoes on a machine shared with other users by moving their processes to the other core). NOW
+   and RW. Predicted with rank 1 on local-1half: with the Throttle, core 1 at its whole rate
+   stopped half of every THROTTLE_PERIOD (cpu_share 0.5, cpu_period: the model's duty cycle,
+   sim/quota.h); with the hog, half the core rate and half the per-core bandwidth (the
+   scheduler's slices are short: a steady time-share). Reported: total times, the gain of RW, the
+   load ratio of the two ranks under NOW.
 
 4. Core watch: right before and right after each native run, the contact-force kernel alone on
    each core the run uses (calibrate_cost, one PoCL thread, pinned). A neighbour on the host can
@@ -307,12 +310,14 @@ def kernel_rate_per_cycle(pr):
     return pr.get("kernel_flops_per_cycle") or mp.KERNEL_FLOPS_PER_CYCLE
 
 
-def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
+def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None, quota_period=None):
     """platforms/local.xml rebuilt with the measured figures, plus local-1half. shares {cpu: s}:
     core cpu (host local-<cpu>) gets s of its rate, per-core bandwidth, gathers, divider and
     page-fault rate, as a core time-shared with something else (local-1half: 0.5 of core 1's
     share); mem_shares {cpu: m}: besides, m of its per-core bandwidth and gathers (a bus taken by
-    a neighbour); why: a line for the header saying what the shares are."""
+    a neighbour); why: a line for the header saying what the shares are. quota_period: local-1half
+    is core 1 at its whole rate with cpu_share 0.5 per quota_period instead (the Throttle's duty
+    cycle: sim/quota.h)."""
     import make_platforms as mp
     shares, mem_shares = shares or {}, mem_shares or {}
     bw, core_bw, peak = node_bw_of(pr), core_bw_of(pr), pr["flops_1core"]
@@ -342,8 +347,11 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
         f"new memory mapped at its first write at {pr['first_touch'] / 1e9:.3g} GB/s (a page fault per 4 KiB).",
     ] + ([f"Zoltan RCB in the solver's configuration {pr['partition_rate'] / 1e6:.3g} M particle-levels/s per core "
           "(partition_rate: a short 2-rank native run, the whole call)."] if pr.get("partition_rate") else []) + [
-        "launch_latency stays the platform author's estimate. local-1half: one core time-shared with",
-        "a CPU hog (half its rate and half its per-core bandwidth), for the emulated heterogeneity.",
+        "launch_latency stays the platform author's estimate. local-1half: rank 1's half core, for the",
+        "emulated heterogeneity: " + ("core 1 at its whole rate, stopped half of every "
+                                      f"{quota_period * 1e3:g} ms (cpu_share 0.5, cpu_period: the Throttle's duty cycle)."
+                                      if quota_period else
+                                      "one core time-shared with a CPU hog (half its rate and per-core bandwidth)."),
     ]
     net = mp.probe_network(pr.get("pairs", []))
     header += net["doc"][:1]
@@ -366,7 +374,12 @@ def calibrated_platform(pr, path, shares=None, why=None, mem_shares=None):
                           partition=pr.get("partition_rate"), lanes=lanes)
     node["containers"][:0] = [core("local-0", "local-1core", 1, shares.get(0, 1.0), mem_shares.get(0, 1.0)),
                               core("local-1", "local-1core", 1, shares.get(1, 1.0), mem_shares.get(1, 1.0))]
-    node["containers"].append(core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0), mem_shares.get(1, 1.0)))
+    if quota_period:
+        half = core("local-1half", "local-1half", 1, shares.get(1, 1.0), mem_shares.get(1, 1.0))
+        half["props"] += [("cpu_share", "0.5"), ("cpu_period", f"{quota_period:g}")]
+    else:
+        half = core("local-1half", "local-1half", 1, 0.5 * shares.get(1, 1.0), mem_shares.get(1, 1.0))
+    node["containers"].append(half)
     with open(path, "w") as f:
         f.write(mp.platform("local", header, [node], net=net))
     return path
@@ -414,14 +427,24 @@ class Background:
                 self.p.wait()
 
 
+# s: the Throttle's duty cycle, running share x this, stopped the rest; local-1half's cpu_period
+THROTTLE_PERIOD = 0.02
+
+
+def half_period(a):
+    """local-1half's quota period: the Throttle's with --emulate-with throttle (a duty cycle, as a CFS
+    quota: sim/quota.h); None with a CPU hog beside rank 1 (the scheduler's slices: a steady half rate)."""
+    return THROTTLE_PERIOD if getattr(a, "emulate_with", "throttle") == "throttle" else None
+
+
 class Throttle:
     """Duty-cycles a process with SIGSTOP / SIGCONT so that it runs `share` of the wall time (what
     cpulimit does): a slower container whatever else runs on the machine, unlike a CPU hog beside
     it, whose effect the scheduler undoes by moving other users' processes onto the other core.
     The process writes its PID to `pidfile` (sh -c 'echo $$ > F; exec ...')."""
 
-    def __init__(self, pidfile, share=0.5, period=0.02):
-        self.pidfile, self.share, self.period = pidfile, share, period
+    def __init__(self, pidfile, share=0.5, period=None):
+        self.pidfile, self.share, self.period = pidfile, share, period or THROTTLE_PERIOD
         self.stop = threading.Event()
         self.ran = self.stopped = 0.0
 
@@ -564,7 +587,7 @@ def probe_phase(a, out, ncpu):
             json.loads(sh(["taskset", "-c", "0", exe, "--threads", "1", "--mib", str(64 if a.quick else 256)]).stdout)
             ["triad_bus_Bps"] for _ in range(a.repeats))
     pr["pairs"] = network_pairs(a, out)
-    plat = calibrated_platform(pr, os.path.join(out, "local-calibrated.xml"))
+    plat = calibrated_platform(pr, os.path.join(out, "local-calibrated.xml"), quota_period=half_period(a))
     print(f"hardware.py: triad 1 core {pr['bw_1core'] / 1e9:.2f} GB/s, {ncpu} cores {pr['bw_allcore'] / 1e9:.2f} GB/s "
           f"(bus traffic), kick-drift's streams 1 core {pr['stream_1core'] / 1e9:.2f} GB/s, {ncpu} cores "
           f"{pr['stream_allcore'] / 1e9:.2f} GB/s, missed gathers {pr['gather_1core'] / 1e9:.2f} GB/s per core, lattice gathers "
@@ -581,7 +604,7 @@ def probe_phase(a, out, ncpu):
         pr.update(reference_ratio(pr, plat, a.calibrate_cost))
         print(f"hardware.py: the same kernel on both cores {pr['kernel_scaling']:.2f} x faster than on one", flush=True)
         pr["platform_takes_measured_constant"] = True
-        calibrated_platform(pr, plat)  # now with this machine's own constant
+        calibrated_platform(pr, plat, quota_period=half_period(a))  # now with this machine's own constant
     return pr, plat
 
 
@@ -665,7 +688,7 @@ def reprobe(a, pr, ncpu, plat, log=None):
         pr["partition_rate"] = max(pr["partition_rate"], again_rate)
         print(f"hardware.py: Zoltan RCB measured again {again_rate / 1e6:.1f} M particle-levels/s (first "
               f"{pr['partition_rate_first'] / 1e6:.1f}; the platform takes the larger)", flush=True)
-    calibrated_platform(pr, plat)
+    calibrated_platform(pr, plat, quota_period=half_period(a))
 
 
 def run_specs(emulate):
@@ -797,7 +820,7 @@ def predict_phase(a, pr, specs, cfgs, out, log, med, typical, typical_mem=None):
             continue
         plat = calibrated_platform(pr, os.path.join(out, f"local-asrun-{name}.xml"), sh_,
                                    f"Cores as measured around the median run of {name} (hardware.py's core watch):",
-                                   core_shares(med[name], typical_mem, "_cores_mem"))
+                                   core_shares(med[name], typical_mem, "_cores_mem"), quota_period=half_period(a))
         cfg = write_scenario(a, out, spec, plat, f"-asrun-{name.split('-')[-1]}" if spec.get("emulated") else "-asrun")
         jobs.append((f"{name}-asrun", cfg, ["--policy", spec.get("policy", "NOW")]))
     for name, spec in specs.items():  # the equal-core 2-rank groups: the cores as the run itself saw them
@@ -805,7 +828,8 @@ def predict_phase(a, pr, specs, cfgs, out, log, med, typical, typical_mem=None):
         if not sh_:
             continue
         plat = calibrated_platform(pr, os.path.join(out, f"local-inrun-{name}.xml"), sh_,
-                                   f"Cores as the median run of {name} saw them (its ranks' loads per particle):")
+                                   f"Cores as the median run of {name} saw them (its ranks' loads per particle):",
+                                   quota_period=half_period(a))
         jobs.append((f"{name}-inrun", write_scenario(a, out, spec, plat, "-inrun"), ["--policy", "NOW"]))
     pred = {}
     for name, cfg, extra in jobs:
@@ -988,7 +1012,7 @@ def main():
     pr["partition_rate"] = partition_rate(a, out, plat, log)
     print(f"hardware.py: Zoltan RCB {pr['partition_rate'] / 1e6:.1f} M particle-levels/s per core "
           f"({1e9 / pr['partition_rate']:.0f} ns each, the whole call, in the solver's configuration)", flush=True)
-    calibrated_platform(pr, plat)
+    calibrated_platform(pr, plat, quota_period=half_period(a))
     if a.calibrate_only:
         with open(os.path.join(out, "calibration.json"), "w") as f:
             json.dump(pr, f, indent=1)
