@@ -148,15 +148,14 @@ int dem_clock_charge(const dem_work_t *w)
 void dem_clock_blocked(double seconds)
 {
   if (!(seconds > 0.0) || !ready) return;
+  /* the wait's progress needs the container running: a stress neighbour's share stretches it; a
+   * quota lets it run only in its duty cycle, from when the wait began */
+  double s = sim_membus_rate(&self), now = simgrid_get_clock();
   if (!sim_membus_quota(&self)) {
-    double s = sim_membus_share(&self);
     if (s < 1.0) sg_actor_sleep_for(seconds * (1.0 / s - 1.0));
     return;
   }
-  /* the wait's progress needs the container running: as long as it took, at the stress share,
-   * within the quota's duty cycle from when it began */
-  double now = simgrid_get_clock(), need = seconds / sim_membus_rate(&self);
-  double end = sim_quota_end(now - seconds, need, self.cpu_share, self.cpu_period);
+  double end = sim_quota_end(now - seconds, seconds / s, self.cpu_share, self.cpu_period);
   if (end > now) sg_actor_sleep_until(end);
 }
 

@@ -29,11 +29,11 @@
  *                     it, 1 (no difference)
  *   cpu_share         0 < s <= 1: the part of each of its cores' time the container gets, as a CFS
  *                     quota gives it (the emulator sets the same quota: README, "Emulating a
- *                     scenario"): its work and its blocking MPI waits run only in the first
- *                     s x cpu_period of every period (sim/quota.h, sim/membus.c,
- *                     dem_clock_blocked); optional: without it, 1
- *   cpu_period (s)    the quota's period (cpu.cfs_period_us); optional: without it Linux's default,
- *                     100 ms (Docker's --cpus keeps it; the emulator then leaves the kernel's)
+ *                     scenario"): its work and its MPI run only in the first s x cpu_period of
+ *                     every period (sim/quota.h, sim/membus.c, dem_clock_blocked,
+ *                     dem_clock_synced); optional: without it, 1
+ *   cpu_period (s)    the quota's period (cpu.cfs_period_us, which the emulator writes); optional:
+ *                     without it SIM_CFS_PERIOD, Linux's default (Docker's --cpus keeps it)
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */

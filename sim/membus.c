@@ -64,29 +64,6 @@ double sim_membus_share(const struct sim_host *h)
   return (sim_membus_quota(h) ? h->cpu_share : 1.0) * sim_membus_rate(h);
 }
 
-static int run_work(const struct sim_host *h, double flops, int cores, double traffic, double core_bw,
-                    int overlap, double s);
-
-/* work that ran from `start` until now at the container's rate: held until its quota has let it
- * run that long (nothing without a quota) */
-static void hold_for_quota(const struct sim_host *h, double start)
-{
-  if (!sim_membus_quota(h)) return;
-  double now = simgrid_get_clock(), end = sim_quota_end(start, now - start, h->cpu_share, h->cpu_period);
-  if (end > now) sg_actor_sleep_until(end);
-}
-
-int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
-                   double core_bw, int overlap)
-{
-  if (cores < 1) cores = 1;
-  if (cores > MAX_FLOWS) cores = MAX_FLOWS;
-  double s = sim_membus_rate(h), start = simgrid_get_clock();
-  int rc = run_work(h, flops, cores, traffic, core_bw, overlap, s);
-  hold_for_quota(h, start);
-  return rc;
-}
-
 /* the work's compute and flows at s of the container's rate */
 static int run_work(const struct sim_host *h, double flops, int cores, double traffic, double core_bw,
                     int overlap, double s)
@@ -119,6 +96,26 @@ static int run_work(const struct sim_host *h, double flops, int cores, double tr
   for (int i = 0; i < cores; i++)
     if (sg_exec_wait(mem[i]) != SG_OK) rc = -1;
   if (cpu && sg_exec_wait(cpu) != SG_OK) rc = -1;
+  return rc;
+}
+
+/* work that ran from `start` until now at the container's rate: held until its quota has let it
+ * run that long (nothing without a quota) */
+static void hold_for_quota(const struct sim_host *h, double start)
+{
+  if (!sim_membus_quota(h)) return;
+  double now = simgrid_get_clock(), end = sim_quota_end(start, now - start, h->cpu_share, h->cpu_period);
+  if (end > now) sg_actor_sleep_until(end);
+}
+
+int sim_membus_run(const struct sim_host *h, double flops, int cores, double traffic,
+                   double core_bw, int overlap)
+{
+  if (cores < 1) cores = 1;
+  if (cores > MAX_FLOWS) cores = MAX_FLOWS;
+  double s = sim_membus_rate(h), start = simgrid_get_clock();
+  int rc = run_work(h, flops, cores, traffic, core_bw, overlap, s);
+  hold_for_quota(h, start);
   return rc;
 }
 

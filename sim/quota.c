@@ -23,6 +23,7 @@ double sim_quota_end(double start, double need, double share, double period)
 
 double sim_quota_seen(double t, double share, double period)
 {
+  /* the end of a running part counts as running (sim_quota_end ends work there) */
   double k = floor(t / period);
-  return t - k * period < share * period ? t : (k + 1.0) * period;
+  return t - k * period <= share * period * (1.0 + 1e-9) ? t : (k + 1.0) * period;
 }

@@ -20,7 +20,8 @@ double sim_quota_ran(double t, double share, double period);
 double sim_quota_end(double start, double need, double share, double period);
 
 /* When a container with quota share s and period P sees something that happened at t: t itself
- * while it runs, else the start of the next period (the kernel lets it run again then). */
+ * while it runs (the end of its running part included), else the start of the next period (the
+ * kernel lets it run again then). */
 double sim_quota_seen(double t, double share, double period);
 
 #endif
