@@ -25,6 +25,7 @@ packages=(build-essential cmake pkg-config ca-certificates dpkg-dev
   libhdf5-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libcunit1-dev libconfig-dev libjansson-dev clang libclang-rt-14-dev
+  libnetfilter-queue-dev iptables  # the emulator's route latency where the kernel has no netem (demsim-wire)
   gnuplot-nox python3-h5py python3-matplotlib python3-numpy stress-ng time bc valgrind
   slurm-wlm munge)  # a test Slurm for the sweeps' job arrays: validation/slurm/slurm_local.sh runs its own daemons
 

@@ -45,7 +45,7 @@ int parse(const std::string& text, char* err, size_t errlen)
     double size = colon == std::string::npos ? 0 : std::strtod(chunk.c_str(), &end1);
     double factor = colon == std::string::npos ? 0 : std::strtod(chunk.c_str() + colon + 1, &end2);
     if (colon == std::string::npos || end1 != chunk.c_str() + colon || !end2 || *end2 != '\0') {
-      std::snprintf(err, errlen, "smpi/lat-factor = \"%s\": cannot read \"%s\" as SIZE:FACTOR", text.c_str(),
+      std::snprintf(err, errlen, "latency factor (lat_factor or smpi/lat-factor) = \"%s\": cannot read \"%s\" as SIZE:FACTOR", text.c_str(),
                     chunk.c_str());
       return -1;
     }
@@ -81,13 +81,22 @@ bool wide_area(const simgrid::s4u::Link* l)
   return w;
 }
 
+/* The factor table's text: the root zone's property lat_factor where the platform has one (SMPI
+ * refuses an explicit smpi/lat-factor beside a callback: NetworkSmpiModel::check_lat_factor_cb),
+ * else smpi/lat-factor, SMPI's default. */
+std::string table_text()
+{
+  const char* own = simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_property("lat_factor");
+  return own ? std::string(own) : simgrid::config::get_value<std::string>("smpi/lat-factor");
+}
+
 double factor(double size, const simgrid::s4u::Host*, const simgrid::s4u::Host*,
               const std::vector<simgrid::s4u::Link*>& links, const std::unordered_set<simgrid::s4u::NetZone*>&)
 {
   /* under SMPI each rank has its own copy of this file's data, and the simulation may call this
    * while a rank that has not installed it yet is current: read the table then */
   char err[256];
-  if (table.empty() && parse(simgrid::config::get_value<std::string>("smpi/lat-factor"), err, sizeof err))
+  if (table.empty() && parse(table_text(), err, sizeof err))
     table.emplace_back(0.0, 1.0);
   double lan = 0.0;
   double wan = 0.0;
@@ -120,7 +129,7 @@ extern "C" double sim_netfactor_route(double size, double lan_latency, double wa
 extern "C" int sim_netfactor_install(char* err, size_t errlen)
 {
   if (installed) return 0;
-  if (parse(simgrid::config::get_value<std::string>("smpi/lat-factor"), err, errlen)) return -1;
+  if (parse(table_text(), err, errlen)) return -1;
   simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_lat_factor_cb(factor);
   installed = true;
   return 0;

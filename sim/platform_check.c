@@ -3,6 +3,7 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <smpi/smpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static void child(const char *platform, const char (*hosts)[64], int n_hosts, co
   char *argv[] = {"demsim-platform-check", "--log=root.thres:critical", "--log=xbt_exception.thres:error",
                   "--log=xbt_exception.fmt:%m%n", NULL};
   simgrid_init(&argc, argv);
+  smpi_init_options(); /* a platform's <config> may set SMPI's own options (smpi/os, smpi/or) */
   simgrid_load_platform(platform);
   int rc = 0;
   for (int i = 0; i < n_hosts + (server ? 1 : 0) && rc == 0; i++) {

@@ -17,6 +17,7 @@
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <smpi/smpi.h>
 #include <simgrid/link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
   int sg_argc = 2;
   char *sg_argv[] = {"demsim-routes", "--log=root.thres:critical", NULL};
   simgrid_init(&sg_argc, sg_argv);
+  smpi_init_options(); /* a platform's <config> may set SMPI's own options (smpi/os, smpi/or) */
   simgrid_load_platform(argv[first]);
   simgrid_run(); /* no actors: returns at once, with the platform sealed (Floyd computes its routes then) */
   int n = argc - first - 1;

@@ -72,15 +72,21 @@ int dem_cloud_capture(char *const *args, char *out, size_t len)
   return wait_status(pid);
 }
 
+/* The program `name` beside this one (build/native/demsim-routes, ...): 0, or -1 when it is not there. */
+static int beside_self(const char *name, char *tool, size_t len)
+{
+  ssize_t got = readlink("/proc/self/exe", tool, len - 1);
+  if (got <= 0) return -1;
+  tool[got] = '\0';
+  char *slash = strrchr(tool, '/');
+  snprintf(slash ? slash + 1 : tool, len - (size_t)(slash ? slash + 1 - tool : 0), "%s", name);
+  return access(tool, X_OK) == 0 ? 0 : -1;
+}
+
 int dem_cloud_routes(const char *platform, const char *const *hosts, int n, int cores, char *out, size_t len)
 {
   char tool[PATH_MAX];
-  ssize_t got = readlink("/proc/self/exe", tool, sizeof tool - 1);
-  if (got <= 0) return 127;
-  tool[got] = '\0';
-  char *slash = strrchr(tool, '/');
-  snprintf(slash ? slash + 1 : tool, sizeof tool - (size_t)(slash ? slash + 1 - tool : 0), "demsim-routes");
-  if (access(tool, X_OK) != 0 || n > DEM_MAX_HOSTS) return 127;
+  if (beside_self("demsim-routes", tool, sizeof tool) || n > DEM_MAX_HOSTS) return 127;
   char *args[DEM_MAX_HOSTS + 4];
   int k = 0;
   args[k++] = tool;
@@ -222,9 +228,67 @@ static int filter_destination(dem_cloud_t *cloud, char *ns, int j, char *classid
              "bpf", "bytecode", code, "flowid", classid, NULL);
 }
 
+/* Where the kernel has no netem: container i's packets to each other container j go through the
+ * netfilter queue j+1 of its namespace (iptables' NFQUEUE in mangle POSTROUTING, before the htb
+ * class), where demsim-wire (run/wire.c, beside this program, in the cgroup <prefix>wire) holds
+ * each until it has crossed a wire of the pair's rate and one-way latency. Nothing is done where
+ * iptables or demsim-wire is missing (htb's rate only, cloud->wire left 0). */
+static int build_wire(dem_cloud_t *cloud, int i)
+{
+  char tool[PATH_MAX], cgroup[320], *args[MAX_WORDS], words[DEM_CLOUD_MAX][48], *ns = (char *)cloud->c[i].ns;
+  char *probe[] = {"iptables", "--version", NULL};
+  if (beside_self("demsim-wire", tool, sizeof tool) || (!cloud->dry_run && dem_cloud_exec(probe, 1))) return 0;
+  snprintf(cgroup, sizeof cgroup, "%s/%swire", CPUSET_ROOT, cloud->prefix);
+  int k = 0;
+  char *head[] = {tool, "--netns", ns, "--cgroup", cgroup, "--name", cloud->c[i].name};
+  for (size_t w = 0; w < sizeof head / sizeof *head; w++) args[k++] = head[w];
+  for (int j = 0; j < cloud->n && k < MAX_WORDS - 1; j++) {
+    if (j == i || cloud->bw[i][j] <= 0) continue;
+    char dst[48], queue[16];
+    snprintf(dst, sizeof dst, "%s/32", cloud->c[j].addr);
+    snprintf(queue, sizeof queue, "%d", j + 1);
+    if (cmd(cloud, 0, "ip", "netns", "exec", ns, "iptables", "-t", "mangle", "-A", "POSTROUTING", "-o", "eth0", "-d", dst,
+            "-j", "NFQUEUE", "--queue-num", queue, "--queue-bypass", NULL))
+      return -1;
+    snprintf(words[j], sizeof words[j], "%d=%.9g,%.9g", j + 1, cloud->lat[i][j], cloud->bw[i][j]);
+    args[k++] = words[j];
+  }
+  args[k] = NULL;
+  if (cloud->dry_run) {
+    for (int w = 0; w < k; w++) printf("%s%s", w ? " " : "", args[w]);
+    printf("\n");
+  } else if (dem_cloud_exec(args, 0)) {
+    return -1;
+  }
+  cloud->wire = 1;
+  return 0;
+}
+
+/* The cgroup of the emulated wires (cpuset, every core of the machine; no CPU quota, so that
+ * demsim-wire may run at real-time priority), where the teardown finds them. */
+static int wire_cgroup(const dem_cloud_t *cloud)
+{
+  char dir[320], path[400], value[256];
+  snprintf(dir, sizeof dir, "%s/%swire", CPUSET_ROOT, cloud->prefix);
+  if (cloud->dry_run) printf("mkdir %s\n", dir);
+  else if (mkdir(dir, 0755) && errno != EEXIST) return -1;
+  const char *files[] = {"cpuset.mems", "cpuset.cpus"};
+  for (int f = 0; f < 2; f++) {
+    snprintf(path, sizeof path, "%s/%s", CPUSET_ROOT, files[f]);
+    FILE *in = fopen(path, "r");
+    if (!in || !fgets(value, sizeof value, in)) snprintf(value, sizeof value, "0");
+    if (in) fclose(in);
+    value[strcspn(value, "\n")] = '\0';
+    snprintf(path, sizeof path, "%s/%s", dir, files[f]);
+    if (write_value(cloud, path, value)) return -1;
+  }
+  return 0;
+}
+
 /* Container i's egress: htb root 1:, per destination j a class 1:(j+1) at the pair's rate, a
- * netem child (j+0x100): with the pair's one-way delay, and a filter on j's address. Traffic to
- * anything else (the bridge: mpirun's PMIx server) is not classified and passes unshaped. */
+ * netem child (j+0x100): with the pair's one-way delay, and a filter on j's address (without
+ * netem: the delay from build_wire). Traffic to anything else (the bridge: mpirun's PMIx server)
+ * is not classified and passes unshaped and undelayed. */
 static int build_shaping(dem_cloud_t *cloud, int i)
 {
   char *ns = (char *)cloud->c[i].ns;
@@ -241,10 +305,11 @@ static int build_shaping(dem_cloud_t *cloud, int i)
       return -1;
     if (cloud->no_netem || cmd(cloud, 1, "tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", classid, "handle",
                                handle, "netem", "delay", delay, "limit", "100000", NULL))
-      cloud->no_netem = 1; /* a kernel without CONFIG_NET_SCH_NETEM: the rate only (htb's own leaf) */
+      cloud->no_netem = 1; /* a kernel without CONFIG_NET_SCH_NETEM: see build_wire */
+
     if (filter_destination(cloud, ns, j, classid)) return -1;
   }
-  return 0;
+  return cloud->no_netem ? build_wire(cloud, i) : 0;
 }
 
 /* Container i's cgroups: its cores (cpuset, the root's memory nodes) and, for a part of a core,
@@ -286,26 +351,33 @@ int dem_cloud_build(dem_cloud_t *cloud, char *err, size_t errlen)
       cmd(cloud, 0, "ip", "addr", "add", cidr, "dev", cloud->bridge, NULL) ||
       cmd(cloud, 0, "ip", "link", "set", cloud->bridge, "up", NULL))
     return dem_fail(err, errlen, "emulate: cannot create the bridge %s (ip link add ... type bridge)", cloud->bridge);
+  if (wire_cgroup(cloud))
+    return dem_fail(err, errlen, "emulate: cannot create the cgroup %s/%swire: %s", CPUSET_ROOT, cloud->prefix,
+                    strerror(errno));
   for (int i = 0; i < cloud->n; i++) {
     if (build_link(cloud, i))
       return dem_fail(err, errlen, "emulate: cannot create the namespace and link of container \"%s\" (%s)",
                       cloud->c[i].name, cloud->c[i].ns);
     if (build_shaping(cloud, i))
-      return dem_fail(err, errlen, "emulate: cannot shape the routes of container \"%s\" with tc (htb, netem, u32: "
-                      "are the sch_htb and sch_netem modules available?)", cloud->c[i].name);
+      return dem_fail(err, errlen, "emulate: cannot shape the routes of container \"%s\" with tc (htb, netem, u32) "
+                      "or hold them with demsim-wire (iptables NFQUEUE: are sch_htb and nfnetlink_queue available?)",
+                      cloud->c[i].name);
     if (build_cgroups(cloud, i))
       return dem_fail(err, errlen, "emulate: cannot create the cgroups of container \"%s\" under %s and %s (cgroups v1 "
                       "with the cpuset and cpu controllers): %s", cloud->c[i].name, CPUSET_ROOT, CPU_ROOT,
                       strerror(errno));
   }
-  if (cloud->no_netem)
-    fprintf(stderr, "demsim: note: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): each route's bandwidth is "
-            "shaped, its latency is not added (the namespaces' own latency only)\n");
+  if (cloud->no_netem && cloud->wire)
+    fprintf(stderr, "demsim: note: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): each route's latency is "
+            "added by demsim-wire (netfilter queues)\n");
+  else if (cloud->no_netem)
+    fprintf(stderr, "demsim: note: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM) and demsim-wire or iptables "
+            "is missing: each route's bandwidth is shaped, its latency is not added (the namespaces' own latency only)\n");
   return 0;
 }
 
-/* Kills every process in the cgroup directory and waits (5 s at most) until it is empty. */
-static void empty_cgroup(const char *dir)
+/* Sends sig to every process in the cgroup directory and waits (5 s at most) until it is empty. */
+static void empty_cgroup(const char *dir, int sig)
 {
   char path[512], line[32];
   snprintf(path, sizeof path, "%s/cgroup.procs", dir);
@@ -314,7 +386,7 @@ static void empty_cgroup(const char *dir)
     int any = 0;
     while (f && fgets(line, sizeof line, f)) {
       long pid = strtol(line, NULL, 10);
-      if (pid > 1 && pid != (long)getpid()) kill((pid_t)pid, SIGKILL), any = 1;
+      if (pid > 1 && pid != (long)getpid()) kill((pid_t)pid, sig), any = 1;
     }
     if (f) fclose(f);
     if (!any) return;
@@ -337,7 +409,7 @@ static void each_cgroup(const char *root, const char *prefix, void (*fn)(const c
   if (d) closedir(d);
 }
 
-static void kill_cgroup(const char *path, void *arg) { (void)arg, empty_cgroup(path); }
+static void kill_cgroup(const char *path, void *arg) { (void)arg, empty_cgroup(path, SIGKILL); }
 static void remove_cgroup(const char *path, void *arg) { (void)arg, rmdir(path); }
 
 /* The first word of each line of `ip netns list` or the name of each link of `ip -o link`
@@ -369,6 +441,9 @@ void dem_cloud_clean(const char *prefix, int dry_run)
            prefix, prefix);
     return;
   }
+  char wires[320];
+  snprintf(wires, sizeof wires, "%s/%swire", CPUSET_ROOT, prefix);
+  empty_cgroup(wires, SIGTERM); /* the wires release what they hold and print their counts */
   each_cgroup(CPUSET_ROOT, prefix, kill_cgroup, NULL); /* the ranks and the stress, in reverse of their start */
   each_cgroup(CPU_ROOT, prefix, kill_cgroup, NULL);
   list_names(0, prefix, names, sizeof names); /* a namespace takes its link end and its qdiscs with it */

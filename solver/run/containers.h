@@ -3,8 +3,10 @@
  * by a veth pair to one bridge in the root namespace, with an address in a private /24 that no
  * route or address of this machine overlaps; its egress shaped per destination container (an
  * htb class at the pair's rate with a netem child for the pair's one-way delay, a u32 filter on
- * the destination's address; a kernel without netem gets the rates only, with a note, and one
- * without u32 the same match as a classic BPF filter); its cores a cpuset cgroup (v1), a part of a core a CFS quota.
+ * the destination's address; a kernel without netem gets the latency from demsim-wire, run/wire.c,
+ * which holds the packets of an iptables NFQUEUE rule per destination, or the rates only, with a
+ * note, where it cannot; one without u32 the same match as a classic BPF filter); its cores a
+ * cpuset cgroup (v1), a part of a core a CFS quota.
  *
  * Everything is named with one prefix, "dsim<pid>-" (namespaces, links, cgroups): the teardown
  * removes whatever carries the prefix, so it is idempotent and also clears what a crashed run
@@ -37,7 +39,8 @@ typedef struct dem_cloud {
   double bw[DEM_CLOUD_MAX][DEM_CLOUD_MAX];  /* B/s from container i to j */
   double lat[DEM_CLOUD_MAX][DEM_CLOUD_MAX]; /* s, one way, from i to j */
   int dry_run;          /* print the commands instead of running them */
-  int no_netem;         /* the kernel has no netem: routes shaped in rate only, their latency not added */
+  int no_netem;         /* the kernel has no netem: routes shaped in rate only, their latency ... */
+  int wire;             /* ... then added by demsim-wire (netfilter queues), where iptables and it are there */
   int no_u32;           /* the kernel has no u32 classifier: classic BPF (cls_bpf) matches the destinations */
 } dem_cloud_t;
 

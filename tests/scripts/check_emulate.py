@@ -21,7 +21,8 @@ Then `demsim exec ... --emulate -- demsim-pingpong`: an 8 MiB message one way at
 route's shaped 125 MB/s (the shaping holds, and TCP fills it), and nothing left behind. Then
 `validation/study/compare_real.py scenarios/emulated/network-pair.cfg --emulate` at a tiny size
 (20,000 particles, 10 steps, NOW, contact): its compare_real.json has the 42 message rows and the
-DEM's, the ghost bytes alike emulated and simulated (the same decomposition), every time positive;
+DEM's, the ghost bytes alike emulated and simulated (the same decomposition), every time positive,
+the MPI stack measured on the instant platform (0 to 1 ms) and in platform-stack.xml;
 and with `--hostmap scenarios/emulated/hostmap-pair.cfg --cpu-share c1=0.5,0.01` (this machine probed,
 c1 at half a core per 10 ms, the core rate sampled before the round): computing and total time
 compared, the sample and c1's cpu_share and cpu_period in the platform, and the emulator's dry run
@@ -29,7 +30,13 @@ writing that quota (10000 and 5000 us) for c1's cgroup.
 routes also runs `demsim exec` in the SMPI build (when there) on the same two containers: the
 simulated ping-pong's 8 MiB - 4 MiB difference gives the route's 125 MB/s times SMPI's
 bandwidth factor for large messages (within 90-100 %), and a message takes longer than the last
-smaller one from 8 KiB up; exec without `-- PROGRAM` exits 2.
+smaller one from 8 KiB up; exec without `-- PROGRAM` exits 2; on openstack.xml with a 20 us MPI
+stack (validation/study/mpistack.py) 8 B, 1 KiB, 64 KiB and 8 MiB one way are the closed form
+stack + 70 us + size / (125 MB/s x the bandwidth factor) below 64 KiB, 3 x 70 us + the size term
+from there, within 1 %.
+Where the kernel has no netem, cloud also reads back demsim-wire: the NFQUEUE rule of each
+namespace, the wire process with the route's 70 us and 125 MB/s in the cloud's wire cgroup, an
+8 B message one way no faster than the 70 us it holds, and no wire process left behind.
 Exits 1 naming what did not hold."""
 import glob
 import json
@@ -99,13 +106,13 @@ def check_refusals(a, failures):
                             f"\n{p.stderr}")
 
 
-def exec_pingpong(demsim, out, emulate):
+def exec_pingpong(demsim, out, emulate, platform=PLATFORM):
     """`demsim exec` of demsim-pingpong on the two containers: (rc, output, rows by (pattern, bytes))."""
     tool = os.path.join(os.path.dirname(os.path.abspath(demsim)), "demsim-pingpong")
     os.makedirs(out, exist_ok=True)
     result = os.path.join(out, "pingpong.json")
     cmd = [demsim, "exec", SCENARIO] + (["--emulate"] if emulate else []) + [
-        "--ranks", "2", "--out", out, "--set", "platform.file=" + PLATFORM, "--set", "platform.hosts=" + ",".join(HOSTS),
+        "--ranks", "2", "--out", out, "--set", "platform.file=" + platform, "--set", "platform.hosts=" + ",".join(HOSTS),
         "--", tool, "--out", result, "--rounds", "1"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     text = p.communicate(timeout=300)[0]
@@ -138,6 +145,31 @@ def check_exec_smpi(a, failures):
     if p.returncode != 2 or "PROGRAM" not in p.stderr:
         failures.append(f"demsim exec without a program: rc {p.returncode}, expected 2 naming PROGRAM:\n{p.stderr}")
     print(f"exec (SMPI): 4-8 MiB bandwidth {bw / 1e6:.4g} MB/s; 8 B one way {rows[('pingpong', 8)] * 1e6:.4g} us")
+    check_stack_smpi(a, smpi, failures)
+
+
+def check_stack_smpi(a, smpi, failures):
+    """mpistack.with_stack's options reach SMPI (smpi/os, smpi/or, smpi/bw-factor, and the root zone's
+    lat_factor through sim/netfactor.cpp): a one-way message is then, in closed form, the stack +
+    the route's 70 us + size / (125 MB/s x the bandwidth factor) below 64 KiB, and from 64 KiB
+    (rendezvous; SMPI's send is no longer detached and charges no overheads) 3 x 70 us + the size term."""
+    sys.path.insert(0, os.path.join(SOURCE, "validation", "study"))
+    import mpistack
+    plat = mpistack.with_stack(PLATFORM, 20e-6, os.path.join(a.out, "openstack-stack.xml"))
+    rc, text, rows, _ = exec_pingpong(smpi, os.path.join(a.out, "exec-smpi-stack"), False, plat)
+    if rc or len(rows) != 42:
+        failures.append(f"demsim exec (SMPI, stack platform): rc {rc}, {len(rows)} rows:\n{text[-2000:]}")
+        return
+    g = mpistack.bandwidth_factor()
+    for size in (8, 1024, 65536, 8 << 20):
+        eager = size < mpistack.EAGER_LIMIT  # SMPI charges smpi/os and smpi/or to its detached (eager) sends only
+        want = (20e-6 if eager else 0) + (1 if eager else mpistack.RENDEZVOUS_CROSSINGS) * 70e-6 + size / (125e6 * g)
+        got = rows[("pingpong", size)]
+        if abs(got / want - 1) > 0.01:
+            failures.append(f"SMPI on the stack platform: {size} B one way {got * 1e6:.5g} us, expected "
+                            f"{want * 1e6:.5g} us (stack 20 us + {crossings} x 70 us + size at 125 MB/s x {g:.4f})")
+    print(f"exec (SMPI, 20 us stack): 8 B one way {rows[('pingpong', 8)] * 1e6:.4g} us, 8 MiB "
+          f"{rows[('pingpong', 8 << 20)] * 1e3:.4g} ms")
 
 
 def check_exec_emulated(a, failures):
@@ -149,6 +181,9 @@ def check_exec_emulated(a, failures):
     bw = (8 << 20) / rows[("pingpong", 8 << 20)]
     if not 0.80 * 125e6 <= bw <= 1.02 * 125e6:
         failures.append(f"demsim exec --emulate: 8 MiB at {bw:.4g} B/s, expected 80-102 % of the shaped 125 MB/s")
+    if "no netem" in text and "latency is added by demsim-wire" in text and rows[("pingpong", 8)] < 70e-6:
+        failures.append(f"demsim exec --emulate: 8 B one way in {rows[('pingpong', 8)] * 1e6:.4g} us, under the "
+                        "route's 70 us that demsim-wire holds")
     if left:
         failures.append(f"demsim exec --emulate: left behind: {left}")
     print(f"exec --emulate: 8 MiB at {bw / 1e6:.4g} MB/s, 8 B one way {rows[('pingpong', 8)] * 1e6:.4g} us, "
@@ -177,7 +212,13 @@ def check_compare_emulated(a, failures):
         failures.append(f"compare_real --emulate: {len(messages)} message rows (42 expected), ghost rows {ghosts}")
     if any(not (r["measured"] > 0 and r["predicted"] > 0) for r in rows):
         failures.append("compare_real --emulate: a time that is not positive")
-    print(f"compare_real --emulate: {len(rows)} rows, ghost bytes {ghosts[0]['measured'] if ghosts else '?'}")
+    stack = json.load(open(os.path.join(out, "stack.json")))["stack_one_way_s"]
+    plat = open(os.path.join(out, "platform-stack.xml")).read()
+    if not 0 < stack < 1e-3 or f'id="smpi/os" value="0:{stack / 2:.6g}:0"' not in plat or 'id="lat_factor"' not in plat:
+        failures.append(f"compare_real --emulate: MPI stack {stack} s (0 to 1 ms expected), or platform-stack.xml "
+                        "without its smpi/os (half of it) and lat_factor")
+    print(f"compare_real --emulate: {len(rows)} rows, ghost bytes {ghosts[0]['measured'] if ghosts else '?'}, "
+          f"MPI stack {stack * 1e6:.1f} us")
 
 
 def check_compare_emulated_probed(a, failures):
@@ -230,7 +271,7 @@ def leftovers(prefix):
     left += [l.split(":")[1].strip() for l in subprocess.run(["ip", "-o", "link"], capture_output=True,
                                                              text=True).stdout.splitlines() if prefix in l]
     left += glob.glob(f"/sys/fs/cgroup/cpuset/{prefix}*") + glob.glob(f"/sys/fs/cgroup/cpu/{prefix}*")
-    return left
+    return left + [f"demsim-wire pid {p}" for p in wire_pids(prefix)]
 
 
 def tc_show(ns, what):
@@ -250,6 +291,8 @@ def read_shaping(prefix, failures):
             failures.append(f"{ns}: expected a filter to flowid 1:{other:x}, got:\n{filters}")
         if "netem" in qdiscs and not re.search(r"netem \S+: parent 1:%x .*delay 70us" % other, qdiscs):
             failures.append(f"{ns}: expected netem delay 70us under 1:{other:x}, got:\n{qdiscs}")
+        if "netem" not in qdiscs:
+            read_wire(prefix, i, other, failures)
         cc = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", "net.ipv4.tcp_congestion_control"],
                             capture_output=True, text=True).stdout.strip()
         have = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
@@ -257,6 +300,32 @@ def read_shaping(prefix, failures):
             failures.append(f"{ns}: TCP congestion control {cc}, expected cubic (Linux's default)")
         print(f"{ns}: class 1:{other:x} {m.group(0) if m else '?'}; TCP {cc};",
               "netem delay" if "netem" in qdiscs else "no netem in this kernel: rate only")
+
+
+def wire_pids(prefix):
+    """demsim-wire's processes for this cloud (zombies, with no command line, not counted)."""
+    return [x for x in subprocess.run(["pgrep", "-f", f"demsim-wire --netns {prefix}"], capture_output=True,
+                                      text=True).stdout.split()]
+
+
+def read_wire(prefix, i, other, failures):
+    """Without netem: container i's packets to the other go to netfilter queue `other` (iptables
+    NFQUEUE), where a demsim-wire of its namespace, in the cloud's wire cgroup, holds them for
+    70 us at 125 MB/s."""
+    ns = f"{prefix}{i}"
+    rules = subprocess.run(["ip", "netns", "exec", ns, "iptables", "-t", "mangle", "-S"], capture_output=True,
+                           text=True).stdout
+    if not re.search(rf"-A POSTROUTING -d \S+/32 -o eth0 -j NFQUEUE --queue-num {other}\b", rules):
+        failures.append(f"{ns}: expected an NFQUEUE rule to queue {other} (demsim-wire), got:\n{rules}")
+    try:
+        procs = open(f"/sys/fs/cgroup/cpuset/{prefix}wire/cgroup.procs").read().split()
+    except OSError:
+        procs = []
+    lines = [open(f"/proc/{p}/cmdline").read().replace("\0", " ") for p in procs if os.path.exists(f"/proc/{p}")]
+    if not any(f"--netns {ns} " in l and f" {other}=7e-05,125000000" in l for l in lines):
+        failures.append(f"{ns}: expected demsim-wire --netns {ns} ... {other}=7e-05,125000000 in {prefix}wire, got: "
+                        f"{lines}")
+    print(f"{ns}: no netem: NFQUEUE to queue {other}, demsim-wire {'running' if lines else 'MISSING'}")
 
 
 def cgroup_pids(prefix, i):

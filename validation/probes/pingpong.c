@@ -12,11 +12,17 @@
  *             the time of one exchange, as rank 0 sees it.
  * FILE.json: {"rows": [{"pattern", "bytes", "reps", "median_s", "min_s", "max_s"}, ...]}, the
  * times over every repetition of every round. Ranks other than 0 and 1 wait at the end.
+ * In the SMPI build it installs the DEM application's latency factor (sim/netfactor.h: the
+ * platform's own lat_factor where it has one), so that both see the same network model.
  * Exit status: 0, 2 on bad arguments, 1 when the file cannot be written. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#ifdef DEMSIM_NETFACTOR
+#include "netfactor.h"
+#endif
 
 #define N_SIZES 21 /* 8 B << 0..20: 8 B to 8 MiB */
 #define MAX_REPS 400
@@ -80,6 +86,13 @@ static int usage(int me, const char *msg)
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
+#ifdef DEMSIM_NETFACTOR
+  char err[256];
+  if (sim_netfactor_install(err, sizeof err)) {
+    fprintf(stderr, "demsim-pingpong: %s\n", err);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+#endif
   int me = 0, size = 0, rounds = 3, rc = 0;
   const char *out = NULL;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);

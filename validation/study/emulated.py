@@ -28,8 +28,10 @@ other direction's data, so that a two-way exchange of large messages waits behin
 --probed says that platform.file is a probed platform of this machine (make_platforms.py --probe
 --container-link): the computing and the total time are then compared too.
 --resume keeps the runs (and message tables) already in DIR and runs only the missing ones.
-What the emulation lacks where the kernel has no netem: the routes' latency (the namespaces' own,
-some microseconds, instead); EMULATED.md says which kernel ran it.
+The model's MPI stack: measured first on the same emulated cloud with every link's latency 0
+(DIR/platform-instant.xml), given to SMPI as overheads (DIR/platform-stack.xml, DIR/stack.json;
+mpistack.py says how); the SMPI side runs on that platform. Where the kernel has no netem, each
+route's latency and rate is demsim-wire's (netfilter queues); EMULATED.md says which ran it.
 DIR/EMULATED.md, DIR/compare_real.json (rows: what, pattern or lattice/policy, measured,
 predicted, error %, spread), DIR/emulated.png (message time against size, both patterns;
 predicted over measured). Exit status: 0, 1 when a run failed, 2 on bad input.
@@ -37,12 +39,14 @@ predicted over measured). Exit status: 0, 1 when a run failed, 2 on bad input.
 import json
 import os
 import platform as pyplatform
+import statistics
 import subprocess
 import sys
 import time
 
 import calibration  # noqa: E402  (the core rate over the runs)
 import compare  # noqa: E402  (run_policy: one run with a progress line)
+import mpistack  # noqa: E402  (the MPI stack measured, and SMPI's options for it)
 import figures  # noqa: E402  (matplotlib, Agg backend)
 from figures import plt  # noqa: E402
 
@@ -129,12 +133,63 @@ def dem_runs(args, extra):
     if getattr(args, "hostmap", None):
         args.rate_probe, _ = calibration.interleaved_platform(args.out, args.probe_json, args.hostmap,
                                                               calibration.read_samples(samples), args.link, args.shares)
+    common += ["--set", f"platform.file={smpi_platform(args, extra)}"]
     for (lat, pol), r in res.items():
         r["native"] = {c: sorted(runs, key=comm_per_step)[(args.repeats - 1) // 2]
                        for c, runs in r["native_all"].items()}
         d = os.path.join(args.runs, "smpi", f"{lat}-{pol}")
         r["smpi"] = run_once(args, args.smpi, pol, d, ["--set", f"problem.diameter_ratio={LATTICES[lat]}"] + common)
     return res
+
+
+def merge_rounds(rounds):
+    """One message table from several rounds' ({(pattern, bytes): row}): the median of the rounds'
+    medians, the smallest minimum, the largest maximum."""
+    return {k: dict(rounds[0][k], median_s=statistics.median(r[k]["median_s"] for r in rounds),
+                    min_s=min(r[k]["min_s"] for r in rounds), max_s=max(r[k]["max_s"] for r in rounds),
+                    reps=sum(r[k]["reps"] for r in rounds)) for k in rounds[0]}
+
+
+def emulated_messages(args, extra):
+    """The emulated message tables, {config: table}, and the stack's table: --repeats rounds, each
+    one round on the instant platform (mpistack.py: every link's latency 0) then one of each
+    configuration on the runs' own, so that the stack and the times it is held against meet the
+    same state of the host."""
+    inst = mpistack.instant(mpistack.platform_of(args, extra), os.path.join(args.out, "platform-instant.xml"))
+    rounds = {c: [] for c in ["instant"] + configs(args)}
+    for i in range(args.repeats):
+        rounds["instant"].append(exec_pingpong(args.native, args, os.path.join(args.runs, "pingpong-instant-emulated",
+                                                                               str(i + 1)),
+                                               extra + ["--set", f"platform.file={inst}"], 1, True))
+        for c in configs(args):
+            rounds[c].append(exec_pingpong(args.native, args, os.path.join(args.runs, "pingpong-emulated-" + c,
+                                                                           str(i + 1)), extra, 1, True, c))
+    tables = {c: merge_rounds(r) for c, r in rounds.items()}
+    return {c: tables[c] for c in configs(args)}, tables["instant"], inst
+
+
+def measure_stack(args, extra, instant_table, inst):
+    """The MPI stack's one-way time (s) on this emulated cloud: the instant platform's emulated
+    times less SMPI's there (mpistack.stack_time); kept in args.stack_s and DIR/stack.json."""
+    neutral = mpistack.neutral(inst, os.path.join(args.out, "platform-instant-smpi.xml"))
+    smpi = exec_pingpong(args.smpi, args, os.path.join(args.runs, "pingpong-instant-smpi"),
+                         extra + ["--set", f"platform.file={neutral}"], 1, False)
+    args.stack_s = mpistack.stack_time(instant_table, smpi)
+    lo, hi = mpistack.STACK_SIZES
+    small = sorted(e["median_s"] for k, e in instant_table.items() if lo <= k[1] <= hi)
+    with open(os.path.join(args.out, "stack.json"), "w") as f:
+        json.dump({"stack_one_way_s": args.stack_s, "instant_platform": os.path.basename(inst), "sizes": [lo, hi],
+                   "measured_min_s": small[0], "measured_max_s": small[-1], "rounds": args.repeats,
+                   "rows": [dict(pattern=k[0], bytes=k[1], measured_s=e["median_s"],
+                                 smpi_s=smpi[k]["median_s"]) for k, e in sorted(instant_table.items())]}, f, indent=1)
+    print(f"MPI stack on this emulated cloud: {args.stack_s * 1e6:.1f} us one way", flush=True)
+    return args.stack_s
+
+
+def smpi_platform(args, extra):
+    """The platform the SMPI side runs on: the runs' own with the measured stack (DIR/platform-stack.xml)."""
+    return mpistack.with_stack(mpistack.platform_of(args, extra), args.stack_s,
+                               os.path.join(args.out, "platform-stack.xml"))
 
 
 def comm_per_step(s):
@@ -215,11 +270,17 @@ def figure(emu, smpi, path):
     figures._save(fig, os.path.dirname(path), os.path.basename(path))
 
 
-def kernel_note():
+def kernel_note(native):
+    """How this kernel emulates the routes: netem, else demsim-wire (beside the native demsim) where
+    iptables is there, else the rates only."""
     has = subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"], capture_output=True)
     if has.returncode == 0:
         subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], capture_output=True)
         return f"kernel {pyplatform.release()}: netem present (the routes' latency emulated)"
+    wire = os.path.join(os.path.dirname(os.path.abspath(native)), "demsim-wire")
+    if os.access(wire, os.X_OK) and subprocess.run(["iptables", "--version"], capture_output=True).returncode == 0:
+        return (f"kernel {pyplatform.release()}: no netem; each route's latency and rate emulated by demsim-wire "
+                "(netfilter queues), htb's class at the same rate behind it")
     return f"kernel {pyplatform.release()}: no netem (bandwidth shaped, the routes' latency NOT emulated)"
 
 
@@ -282,9 +343,11 @@ def reading(rows, args):
          ". Above 64 KiB Open MPI sends by rendezvous; its control messages travel in the pair's one TCP connection "
          "behind the other direction's data, so both directions can wait on each other; SimGrid's full-duplex links "
          "(SPLITDUPLEX) have no such wait.",
-         "- **Latency regime** (up to a few KiB): not a check of the model where the kernel has no netem: the "
-         "emulated path has the namespaces' own latency (microseconds), the prediction the route's 70 us times SMPI's "
-         "latency factor."]
+         f"- **Latency regime** (8 B - 2 KiB): one way {rng(band_range(rows, 'pingpong', 8, 2048))}, two-way "
+         f"{rng(band_range(rows, 'exchange', 8, 2048))}: the route's latency held by the emulated wire, the MPI stack "
+         f"measured on the instant platform ({args.stack_s * 1e6:.1f} us one way) given to SMPI as its overheads "
+         "(mpistack.py); a round's stack varies with the wake-ups of a busy 2-core machine (stack.json: the small "
+         "messages' range there)."]
     for r in ghost:
         L.append(f"- **The DEM's ghost exchange**, {r['case']}: predicted {r['predicted'] * 1e3:.2f} ms a step, "
                  f"measured {r['measured'] * 1e3:.2f} ms ({r['error_percent']:+.0f} %)"
@@ -294,9 +357,8 @@ def reading(rows, args):
     if fixed:
         L.append(f"- **A large message's fixed cost** (one way, 2 x t(1 MiB) - t(2 MiB): the time beyond the bandwidth "
                  f"term): predicted {fixed[0] * 1e3:.3g} ms, measured {fixed[1] * 1e3:.3g} ms. SMPI's latency factor for "
-                 "64 KiB and more (11.64 by default, fitted on another cluster's MPI ping-pongs) multiplies the route's "
-                 "latency; where platform.file's route latency is not what the emulated path has (no netem), this is "
-                 "where the two part.")
+                 "64 KiB and more is 3 here (a rendezvous crosses the route three times, mpistack.py), not SMPI's "
+                 "default 11.64 fitted on another cluster.")
     L.append("")
     return L
 
@@ -366,9 +428,11 @@ def report(args, extra, rows, started, emu, smpi):
     load = open("/proc/loadavg").read().split()[:3]
     lines = [f"# The communication model against an emulated network: {os.path.basename(args.scenario)}", "",
              f"Command: `{cmd}`", "",
-             f"{made(args, started)}; {kernel_note()}; load average before: {' '.join(args.load_before)},"
+             f"{made(args, started)}; {kernel_note(args.native)}; load average before: {' '.join(args.load_before)},"
              f" after: {' '.join(load)}; {os.cpu_count()} cores.", "",
-             f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'})."
+             f"Containers and platform from the scenario (with {' '.join(extra) or 'no extra options'}); SMPI runs on "
+             f"it with the MPI stack measured on this emulated cloud, {args.stack_s * 1e6:.1f} us a message one way "
+             "(platform-stack.xml, stack.json: validation/study/mpistack.py)."
              + shares_note(args, extra)
              + (" " + calibration.rate_line(args.rate_probe) if getattr(args, "rate_probe", None) else "")
              + " Emulated with "
@@ -387,7 +451,7 @@ def report(args, extra, rows, started, emu, smpi):
     with open(os.path.join(args.out, "EMULATED.md"), "w") as f:
         f.write("\n".join(lines))
     with open(os.path.join(args.out, "compare_real.json"), "w") as f:
-        json.dump({"scenario": args.scenario, "emulate": True, "command": cmd, "kernel": kernel_note(),
+        json.dump({"scenario": args.scenario, "emulate": True, "command": cmd, "kernel": kernel_note(args.native),
                    "mpi_eager": args.mpi_eager, "measured_from": utc(spans(args, started)[True][0]),
                    "rows": rows}, f, indent=1)
     figure(emu, smpi, os.path.join(args.out, "emulated.png"))
@@ -401,9 +465,10 @@ def main(args, extra):
     args.load_before = open("/proc/loadavg").read().split()[:3]
     os.makedirs(args.out, exist_ok=True)
     args.runs = os.path.abspath(args.runs or os.path.join(args.out, "runs"))
-    emu = {c: exec_pingpong(args.native, args, os.path.join(args.runs, "pingpong-emulated-" + c), extra,
-                            args.repeats, True, c) for c in configs(args)}
-    smpi = exec_pingpong(args.smpi, args, os.path.join(args.runs, "pingpong-smpi"), extra, 1, False)
+    emu, instant_table, inst = emulated_messages(args, extra)
+    measure_stack(args, extra, instant_table, inst)
+    smpi = exec_pingpong(args.smpi, args, os.path.join(args.runs, "pingpong-smpi"),
+                         extra + ["--set", f"platform.file={smpi_platform(args, extra)}"], 1, False)
     with open(os.path.join(args.out, "pingpong.json"), "w") as f:
         json.dump({"smpi": list(smpi.values()), **{"emulated_" + c: list(e.values()) for c, e in emu.items()}}, f,
                   indent=1)

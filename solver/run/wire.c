@@ -1,0 +1,284 @@
+/* demsim-wire: the wire of an emulated cloud's routes where the kernel has no netem qdisc
+ * (CONFIG_NET_SCH_NETEM off). Started by the emulator for one container's network namespace, it
+ * takes that container's outgoing IPv4 packets from netfilter queues (an iptables NFQUEUE rule
+ * per destination container in mangle POSTROUTING; queue number = the rule's; a latency and a
+ * rate each) and hands each back to the kernel (NF_ACCEPT) when it has crossed the wire: it
+ * enters when the packets before it have been sent, takes its frames' bytes over the rate (a
+ * TCP send of several segments, which reaches the queue whole (GSO), as the MTU-sized frames it
+ * becomes, with Ethernet's header, FCS, preamble and gap), and arrives the latency later.
+ *
+ *   demsim-wire [--netns NS] [--cgroup DIR] [--name CONTAINER] QUEUE=SECONDS[,BYTES_PER_S] ...
+ *
+ * Why here and not only in the kernel's shapers: htb and tbf need a burst of several packets to
+ * keep their rate with the timer lateness of a virtual machine, and then pass a lone message of
+ * up to that burst (or a whole 64 KiB GSO packet, for htb) without its serialization time; this
+ * program waits until a release is due by polling for its last microseconds (SCHED_FIFO, so
+ * that busy-polling MPI ranks on the same cores do not delay it). The htb class at the same rate
+ * stays behind it and never holds what it releases.
+ *
+ * It binds the queues, then goes to the background (its parent exits 0: the routes are held from
+ * then on) in the cgroup given, where the emulator's teardown finds it. The hold starts when a
+ * packet reaches this program: the queue path's own cost (about 10 us one way here, measured
+ * with the latency at 0) is part of the emulated host's stack, like the namespaces' own. Only a
+ * packet's first 80 bytes (its IPv4 and TCP headers) are copied here. When it is not running the
+ * kernel lets the packets pass (fail-open). SIGTERM/SIGINT: every held packet is released, the
+ * counts are printed to standard error. This is the only unit that uses libnetfilter_queue. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netfilter.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_QUEUES 99
+#define RING (1 << 16) /* packets held per queue at most (more are released at once) */
+#define COPY 80        /* bytes of each packet copied here: its IPv4 and TCP headers */
+#define MTU 1500       /* the containers' eth0 (a veth's default) */
+#define FRAMING 38     /* bytes an Ethernet frame adds on the wire: header 14, FCS 4, preamble 8, gap 12 */
+
+typedef struct held {
+  uint32_t id;
+  double due; /* when its last bit has crossed the wire */
+} held_t;
+
+typedef struct wire_queue {
+  int num;
+  double delay;        /* s, one way */
+  double rate;         /* B/s on the wire; 0: no serialization here */
+  struct nfq_q_handle *qh;
+  held_t ring[RING];
+  unsigned head, tail; /* ring[head..tail) is held, oldest first */
+  double free_at;      /* when the wire has sent what it holds */
+  unsigned long passed;
+  double late_s;       /* the releases' lateness summed (s), for the mean printed at the end */
+} wire_queue_t;
+
+static wire_queue_t *queues;
+static int nq;
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig) { (void)sig, stop = 1; }
+
+static double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Bytes that packet p (its first n bytes: IPv4) puts on an Ethernet wire: a TCP send of several
+ * segments (GSO) is as many frames of at most MTU bytes, each with the headers and the framing. */
+static double wire_bytes(const unsigned char *p, int n)
+{
+  if (n < 20 || (p[0] >> 4) != 4) return n > 0 ? n + FRAMING : FRAMING;
+  int ihl = (p[0] & 15) * 4, total = (p[2] << 8) | p[3], hdr = ihl;
+  if (p[9] == 6 && n >= ihl + 13) hdr += (p[ihl + 12] >> 4) * 4; /* TCP's data offset */
+  int payload = total - hdr, room = MTU - hdr;
+  int frames = payload > room && room > 0 ? (payload + room - 1) / room : 1;
+  return (double)total + (double)(frames - 1) * hdr + (double)frames * FRAMING;
+}
+
+/* Lets the oldest held packets go, up to the last that is due by t (all of them when `all`):
+ * one verdict for the lot (a batch verdict accepts every packet of the queue up to an id). */
+static void release(wire_queue_t *q, double t, int all)
+{
+  uint32_t last = 0;
+  int any = 0;
+  while (q->head != q->tail && (all || q->ring[q->head % RING].due <= t)) {
+    held_t *h = &q->ring[q->head % RING];
+    if (t > h->due) q->late_s += t - h->due;
+    last = h->id, any = 1;
+    q->head++, q->passed++;
+    if (all == 1) break;
+  }
+  if (any) nfq_set_verdict_batch(q->qh, last, NF_ACCEPT);
+}
+
+/* A packet enters the wire when the wire has sent the ones before it, crosses it at the rate,
+ * and arrives the latency later. */
+static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data)
+{
+  (void)msg, (void)qh;
+  wire_queue_t *q = data;
+  struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+  if (!ph) return 0;
+  unsigned char *payload = NULL;
+  int n = nfq_get_payload(nfa, &payload);
+  double t = now(), start = q->free_at > t ? q->free_at : t;
+  q->free_at = start + (q->rate > 0 ? wire_bytes(payload, n) / q->rate : 0);
+  if (q->tail - q->head >= RING) release(q, t, 1); /* full: the oldest goes now */
+  q->ring[q->tail % RING] = (held_t){ntohl(ph->packet_id), q->free_at + q->delay};
+  q->tail++;
+  return 0;
+}
+
+/* Releases every packet due by now; the time (s) until the next one is due, or -1 when none is held. */
+static double release_due(void)
+{
+  double t = now(), next = -1;
+  for (int i = 0; i < nq; i++) {
+    wire_queue_t *q = &queues[i];
+    release(q, t, stop ? 2 : 0);
+    if (q->head != q->tail) {
+      double wait = q->ring[q->head % RING].due - t;
+      if (next < 0 || wait < next) next = wait;
+    }
+  }
+  return next;
+}
+
+static int parse(int argc, char **argv, const char **cgroup, const char **name, const char **netns)
+{
+  queues = calloc(MAX_QUEUES, sizeof *queues);
+  if (!queues) return -1;
+  for (int a = 1; a < argc; a++) {
+    char *end;
+    if (strcmp(argv[a], "--cgroup") == 0 && a + 1 < argc) { *cgroup = argv[++a]; continue; }
+    if (strcmp(argv[a], "--name") == 0 && a + 1 < argc) { *name = argv[++a]; continue; }
+    if (strcmp(argv[a], "--netns") == 0 && a + 1 < argc) { *netns = argv[++a]; continue; }
+    long num = strtol(argv[a], &end, 10);
+    if (nq >= MAX_QUEUES || end == argv[a] || *end != '=' || num < 0 || num > 65535) return -1;
+    double delay = strtod(end + 1, &end), rate = 0;
+    if (*end == ',') rate = strtod(end + 1, &end);
+    if (*end || !(delay >= 0) || delay > 1 || !(rate >= 0)) return -1;
+    queues[nq].num = (int)num, queues[nq].delay = delay, queues[nq].rate = rate;
+    nq++;
+  }
+  return nq ? 0 : -1;
+}
+
+/* Binds the queues. The handle, or NULL with a message. */
+static struct nfq_handle *open_queues(void)
+{
+  struct nfq_handle *h = nfq_open();
+  if (!h) return fprintf(stderr, "demsim-wire: cannot open netfilter queues (nfnetlink_queue; root?)\n"), NULL;
+  nfq_unbind_pf(h, AF_INET);
+  if (nfq_bind_pf(h, AF_INET) < 0) return fprintf(stderr, "demsim-wire: cannot bind to IPv4\n"), nfq_close(h), NULL;
+  for (int i = 0; i < nq; i++) {
+    wire_queue_t *q = &queues[i];
+    q->qh = nfq_create_queue(h, (uint16_t)q->num, on_packet, q);
+    if (!q->qh || nfq_set_mode(q->qh, NFQNL_COPY_PACKET, COPY) < 0) {
+      fprintf(stderr, "demsim-wire: cannot bind queue %d (in use?)\n", q->num);
+      nfq_close(h);
+      return NULL;
+    }
+    nfq_set_queue_maxlen(q->qh, RING);
+    nfq_set_queue_flags(q->qh, NFQA_CFG_F_GSO | NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_GSO | NFQA_CFG_F_FAIL_OPEN);
+  }
+  return h;
+}
+
+static void realtime(void)
+{
+  struct sched_param sp = {.sched_priority = 50};
+  if (sched_setscheduler(0, SCHED_FIFO, &sp))
+    fprintf(stderr, "demsim-wire: note: no real-time priority (%s): releases may be late under load\n",
+            strerror(errno));
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
+
+/* Waits for packets until the next release is `margin` away, then polls without sleeping until it
+ * is due: a timer's wake-up is late by tens of microseconds on a virtual machine. The margin
+ * follows the lateness seen (its running mean, plus 5 us). */
+static void loop(struct nfq_handle *h)
+{
+  static char buf[65536] __attribute__((aligned));
+  int fd = nfq_fd(h);
+  double margin = 30e-6;
+  while (!stop) {
+    double next = release_due();
+    struct timespec ts = {0, 0}, *tp = NULL;
+    double sleep = next < 0 ? -1 : next - margin, asleep = now();
+    if (next >= 0) {
+      if (sleep < 0) sleep = 0;
+      ts.tv_sec = (time_t)sleep, ts.tv_nsec = (long)((sleep - (double)(time_t)sleep) * 1e9), tp = &ts;
+    }
+    struct pollfd p = {fd, POLLIN, 0};
+    int r = ppoll(&p, 1, tp, NULL);
+    if (r == 0 && sleep > 0) {
+      double late = now() - asleep - sleep;
+      margin = 0.9 * margin + 0.1 * (late + 5e-6);
+      if (margin < 5e-6) margin = 5e-6;
+      if (margin > 500e-6) margin = 500e-6;
+    }
+    if (r <= 0) continue;
+    ssize_t n;
+    for (int k = 0; k < 64 && (n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0; k++) nfq_handle_packet(h, buf, (int)n);
+  }
+  release_due();
+}
+
+/* Joins the cgroup (its tasks file) and leaves the foreground: the parent exits 0 once the queues
+ * are bound, so that whoever started it knows the routes are held from then on. */
+static int background(const char *cgroup)
+{
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid > 0) _exit(0);
+  setsid();
+  if (cgroup) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/tasks", cgroup);
+    FILE *f = fopen(path, "w");
+    if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f))
+      return fprintf(stderr, "demsim-wire: cannot join the cgroup %s\n", cgroup), -1;
+  }
+  return 0;
+}
+
+/* Enters the network namespace `ip netns` names so (its mount namespace and /sys stay this one's,
+ * unlike `ip netns exec`, so that the cgroup can be joined). */
+static int enter(const char *netns)
+{
+  char path[320];
+  snprintf(path, sizeof path, "/run/netns/%s", netns);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns(fd, CLONE_NEWNET))
+    return fprintf(stderr, "demsim-wire: cannot enter the network namespace %s: %s\n", path, strerror(errno)), -1;
+  close(fd);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  const char *cgroup = NULL, *name = "", *netns = NULL;
+  if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    printf("usage: demsim-wire [--netns NS] [--cgroup DIR] [--name CONTAINER] QUEUE=SECONDS[,BYTES_PER_S] ...\n"
+           "Holds the packets of each netfilter queue of network namespace NS (default: this one) until they\n"
+           "have crossed a wire of that one-way latency (s) and rate (B/s, Ethernet frames), then accepts them. Goes to the background (into cgroup DIR) once bound;\n"
+           "SIGTERM releases what it holds and prints how many packets each queue carried.\n");
+    return 0;
+  }
+  if (parse(argc, argv, &cgroup, &name, &netns))
+    return fprintf(stderr, "demsim-wire: expected [--netns NS] [--cgroup DIR] [--name CONTAINER] "
+                   "QUEUE=SECONDS[,BYTES_PER_S] ... (a queue 0-65535, a latency 0-1 s, a rate >= 0)\n"), 2;
+  struct sigaction sa = {0};
+  sa.sa_handler = on_signal;
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGINT, &sa, NULL);
+  if (netns && enter(netns)) return 1;
+  struct nfq_handle *h = open_queues();
+  if (!h) return 1;
+  fflush(stdout);
+  if (background(cgroup)) return 1;
+  realtime();
+  loop(h);
+  for (int i = 0; i < nq; i++) {
+    wire_queue_t *q = &queues[i];
+    fprintf(stderr, "demsim-wire %s: queue %d, latency %.1f us, %.4g B/s: %lu packets, released %.1f us late on "
+            "average\n", name, q->num, q->delay * 1e6, q->rate, q->passed,
+            q->passed ? 1e6 * q->late_s / (double)q->passed : 0.0);
+    nfq_destroy_queue(q->qh);
+  }
+  nfq_close(h);
+  return 0;
+}

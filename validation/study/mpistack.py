@@ -1,0 +1,91 @@
+"""The MPI stack's own cost on an emulated cloud, measured, and the SMPI options that give it to
+the model (`compare_real.py --emulate`).
+
+SMPI's defaults model an MPI message as f(size) x the route's latency + size / (g(size) x its
+bandwidth), with f and g (smpi/lat-factor, smpi/bw-factor) fitted once on another cluster's MPI
+ping-pongs: f = 2.01 for small messages stands for that cluster's software stack. On the emulated
+cloud the route's latency is a wire's (demsim-wire or netem holds each packet that long), and the
+software stack is this machine's: Open MPI's TCP transport, the namespaces' veths and the wire's
+own queue. So the stack is measured here, on the same emulated cloud with every link's latency
+set to 0 (platform-instant.xml: the same containers, cores, quotas and rates), and given to SMPI
+the way SimGrid's calibration guide does, as overheads of the sender and the receiver
+(smpi/os, smpi/or: half of it each) with the latency counted once (the root zone's lat_factor,
+which sim/netfactor.cpp reads: SMPI refuses smpi/lat-factor beside its callback); the wire's
+latency and rate then come from the platform file as they are. Nothing here is read from the runs compared:
+  - the stack: the median over the rounds of the one-way time of messages of 8 B to 1 KiB on the
+    instant platform, less SMPI's time for them there (the frames' serialization at the rate);
+  - f = 1 up to 64 KiB and 3 from 64 KiB: Open MPI's TCP transport sends a message over its
+    eager limit (btl_tcp_eager_limit, 64 KiB) by rendezvous, whose first fragment waits for the
+    receiver's acknowledgement before the rest goes (three crossings of the route); SMPI charges
+    the overheads to its detached sends only (below smpi/send-is-detached-thresh, also 64 KiB), so
+    a rendezvous message costs 3 x the latency + its size term, where the stack's fixed cost is
+    small beside it;
+  - g = TCP's payload per Ethernet frame over the frame's bytes on the wire (an MSS of MTU less
+    the IPv4 and TCP headers with timestamps, over MTU plus the header, FCS, preamble and gap that
+    demsim-wire counts, as a 1 Gbit/s Ethernet puts them on its wire).
+"""
+import os
+import re
+import statistics
+
+MTU = 1500
+IP_TCP_HEADERS = 20 + 32   # IPv4 and TCP with the timestamps option (Linux's default)
+FRAMING = 38               # Ethernet header 14, FCS 4, preamble 8, inter-frame gap 12 (run/wire.c)
+EAGER_LIMIT = 65536        # Open MPI 4.1's btl_tcp_eager_limit
+RENDEZVOUS_CROSSINGS = 3   # first fragment, the receiver's acknowledgement, the rest
+STACK_SIZES = (8, 1024)    # the small messages that measure the stack (bytes, both ends included)
+
+
+def bandwidth_factor():
+    return (MTU - IP_TCP_HEADERS) / (MTU + FRAMING)
+
+
+def platform_of(args, extra):
+    """The platform file the runs use: the last --set platform.file=... of extra, else the scenario's."""
+    plat = next((e.split("=", 1)[1] for e in reversed(extra) if e.startswith("platform.file=")), None)
+    if not plat:
+        m = re.search(r'file\s*=\s*"([^"]+)"', open(args.scenario).read())
+        plat = m and os.path.join(os.path.dirname(os.path.abspath(args.scenario)), m.group(1))
+    return plat
+
+
+def instant(src, dst):
+    """dst: the platform src with every link's latency 0."""
+    text = re.sub(r'(<link\b[^>]*?\blatency=")[^"]*(")', r"\g<1>0\g<2>", open(src).read())
+    with open(dst, "w") as f:
+        f.write(text)
+    return dst
+
+
+def with_stack(src, one_way_s, dst=None):
+    """dst (default: src's name with -stack): the platform src with SMPI's options for a stack of
+    one_way_s seconds a message (a <config> before its first zone)."""
+    dst = dst or re.sub(r"\.xml$", "", src) + "-stack.xml"
+    half = f"{one_way_s / 2:.6g}"
+    config = ("\n  <!-- the MPI stack measured on the emulated cloud (validation/study/mpistack.py): "
+              f"{one_way_s * 1e6:.1f} us a message one way -->\n  <config>\n"
+              f'    <prop id="smpi/os" value="0:{half}:0"/>\n'
+              f'    <prop id="smpi/or" value="0:{half}:0"/>\n'
+              f'    <prop id="smpi/bw-factor" value="0:{bandwidth_factor():.6g}"/>\n  </config>')
+    factor = f'\n    <prop id="lat_factor" value="0:1;{EAGER_LIMIT}:{RENDEZVOUS_CROSSINGS}"/>'  # sim/netfactor.h
+    text = open(src).read()
+    m, z = re.search(r"<platform\b[^>]*>", text), re.search(r"<zone\b[^>]*>", text)
+    if not m or not z:
+        raise ValueError(f"{src}: no <platform> or <zone> element")
+    with open(dst, "w") as f:
+        f.write(text[:m.end()] + config + text[m.end():z.end()] + factor + text[z.end():])
+    return dst
+
+
+def stack_time(measured, simulated):
+    """The stack's one-way time (s): the median over the small messages (both patterns) of the
+    measured time on the instant platform less SMPI's there; measured, simulated: {(pattern, bytes): row}."""
+    lo, hi = STACK_SIZES
+    diffs = [measured[k]["median_s"] - simulated[k]["median_s"] for k in measured if lo <= k[1] <= hi and k in simulated]
+    return statistics.median(diffs)
+
+
+def neutral(src, dst):
+    """dst: src with SMPI's stack options neutral (no overheads, f = 1, the bandwidth factor above),
+    for SMPI's own time on the instant platform."""
+    return with_stack(src, 0.0, dst)
