@@ -386,7 +386,8 @@ def spans(args, started):
     for d, _, fs in os.walk(args.runs):
         for f in fs:
             if f in ("summary.json", "pingpong.json"):
-                measured = os.path.relpath(d, args.runs).split(os.sep)[0].startswith(("emulated", "pingpong-emulated"))
+                measured = os.path.relpath(d, args.runs).split(os.sep)[0].startswith(("emulated", "pingpong-emulated",
+                                                                                  "pingpong-instant-emulated"))
                 stamps[measured].append(os.path.getmtime(os.path.join(d, f)))
     return {k: (min(v), max(v)) if v else (started, time.time()) for k, v in stamps.items()}
 

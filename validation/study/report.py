@@ -732,11 +732,13 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
            "The emulated 1 Gbit/s network on this machine's probed cores: the ghost exchange and the total time "
            "(compare_real.py --emulate --probed)"),
           ("compare-real/emulated-half", "SPREAD.md", "spread.png",
-           "The emulated 1 Gbit/s network with one container at half a core (a CFS quota per 10 ms), six comparisons: "
-           "the ghost exchange, repartition, computing and total time (compare_real.py --emulate --hostmap --cpu-share)"),
+           "The emulated 1 Gbit/s, 70 us network (demsim-wire) with one container at half a core (a CFS quota per "
+           "10 ms), three comparisons: messages, the ghost exchange, repartition, computing and total time "
+           "(compare_real.py --emulate --hostmap --cpu-share)"),
           ("compare-real/emulated-half-100ms", "SPREAD.md", "spread.png",
-           "The same at Linux's default quota period (100 ms, as Docker's --cpus), three comparisons: where the quota's "
-           "duty cycle is as long as a step"),
+           "At Linux's default quota period (100 ms, as Docker's --cpus), three comparisons made before the emulated "
+           "wire (the routes' rate only, 8 us of the namespaces' own latency): where the quota's duty cycle is as "
+           "long as a step"),
           ("compare-real/quota", "DUTY.md", None,
            "When a container with a CPU quota runs: the duty cycle the model of cpu_share assumes, measured "
            "(validation/study/quota_duty.py)"),
