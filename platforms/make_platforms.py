@@ -262,7 +262,12 @@ def platform(zone, header, nodes, net=NET, wan=None):
     out = ["<?xml version='1.0'?>", '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">']
     out += comment(header, indent="")
     switches = list(dict.fromkeys(n.get("switch", "switch") for n in nodes))
-    out += ['<platform version="4.1">', f'  <zone id="{zone}" routing="Floyd">']
+    out += ['<platform version="4.1">']
+    if net.get("bw_factor"):
+        out += ["  <config>", f'    <prop id="smpi/bw-factor" value="{net["bw_factor"]}"/>', "  </config>"]
+    out += [f'  <zone id="{zone}" routing="Floyd">']
+    if net.get("lat_factor"):
+        out += [f'    <prop id="lat_factor" value="{net["lat_factor"]}"/>']
     out += [f'    <router id="{sw}"/>' for sw in switches]
     routes = []  # the DTD wants every route after the resources
     if wan:
@@ -508,9 +513,23 @@ def probe_node_of(host, nodes):
                      f"(probed: {', '.join(names)})")
 
 
+# Open MPI 4.1's TCP transport sends a message from its eager limit (btl_tcp_eager_limit, 64 KiB)
+# by rendezvous: the first fragment waits for the receiver's acknowledgement before the rest goes,
+# three crossings of the route.
+MPI_EAGER_LIMIT = 65536
+MPI_RENDEZVOUS_CROSSINGS = 3
+# A route whose latency is a measured MPI one-way time (the stack included) is crossed once by an
+# eager message and three times by a rendezvous (sim/netfactor.h reads it as the root zone's
+# lat_factor); SMPI's default table (2.01 for small messages, 11.6 from 64 KiB) stands for another
+# cluster's stack on top of a wire's latency.
+MEASURED_LAT_FACTOR = f"0:1;{MPI_EAGER_LIMIT}:{MPI_RENDEZVOUS_CROSSINGS}"
+
+
 def probe_network(pairs):
     """NET from the ping-pongs: intra-node pairs give the veth (two per path), inter-node pairs
-    the NIC (path: veth, NIC, NIC, veth). Missing kinds keep the estimates of NET."""
+    the NIC (path: veth, NIC, NIC, veth). Missing kinds keep the estimates of NET. Where any pair
+    was measured, the links' latencies are MPI one-way times and their bandwidths MPI's 8 MiB
+    rate: the platform then takes SMPI's factors as 1 (MEASURED_LAT_FACTOR, bandwidth factor 1)."""
     def median(xs):
         xs = sorted(xs)
         return xs[len(xs) // 2] if xs else None
@@ -537,6 +556,11 @@ def probe_network(pairs):
                    f"= 2 veth + 2 NIC links, bandwidth {bw / 1e6:.4g} MB/s (MPI ping-pong, 8 MiB).")
     else:
         doc.append("node links (NIC): ESTIMATE (no inter-node pair probed): " + net["nic_bw"] + ", " + net["nic_lat"])
+    if intra or inter:
+        net["lat_factor"], net["bw_factor"] = MEASURED_LAT_FACTOR, "0:1"
+        doc.append(f"SMPI's factors: latency {MEASURED_LAT_FACTOR} (lat_factor, the root zone's), bandwidth 1 "
+                   "(smpi/bw-factor): the links hold measured MPI times, the stack included (SMPI's defaults would "
+                   "count a stack again).")
     net["doc"] = doc
     return net
 

@@ -7,7 +7,10 @@ and kick-drift's streams on all cores), per-core bandwidth (the
 lower of the triad and kick-drift's streams, where the file has them),
 gathers, core rate = the probe's contact-force kernel rate on every core at once where it has one (node-a),
 else clock x KERNEL_FLOPS_PER_CYCLE (node-b), Zoltan's rate (partition_rate) where the probe timed it
-(node-a) and none where not (node-b), network from the ping-pongs), on which every
+(node-a) and none where not (node-b), network from the ping-pongs, with SMPI's factors 1 (lat_factor
+0:1;65536:3, smpi/bw-factor 0:1: the links hold measured MPI times, so SMPI's demsim-pingpong
+between c0 and c1 gives back the measured 52 us one way for 8 B, and 3 x 52 us + 8 MiB at the
+measured 117 MB/s, within 1 %), on which every
 container of the map is a host with its core count (a neighbour given a rank container's cores
 marked as sharing them); a 2-rank scenario with a memory stress on a
 neighbour of the map then runs under SMPI, the stressed rank's load above the other's. With
@@ -109,6 +112,12 @@ def main():
     check(abs(float(links["c0-veth"].get("latency").rstrip("s")) - 3e-7) < 1e-12, "veth latency")
     check(abs(float(links["node-a-nic"].get("latency").rstrip("s")) - (5.2e-5 - 6e-7) / 2) < 1e-9, "NIC latency")
     check(float(links["node-a-nic"].get("bandwidth").rstrip("Bps")) == 1.17e8, "NIC bandwidth")
+    # measured MPI times in the links: SMPI's factors 1 (3 crossings from the eager limit)
+    root = ET.parse(xml).getroot()
+    zone_props = {q.get("id"): q.get("value") for q in root.find("zone").findall("prop")}
+    config = {q.get("id"): q.get("value") for c in root.findall("config") for q in c.findall("prop")}
+    check(zone_props.get("lat_factor") == "0:1;65536:3", f"root zone lat_factor {zone_props.get('lat_factor')}")
+    check(config.get("smpi/bw-factor") == "0:1", f"smpi/bw-factor {config.get('smpi/bw-factor')}")
 
     cfg = os.path.join(a.out, "probed.cfg")
     with open(cfg, "w") as f:
@@ -119,6 +128,7 @@ def main():
         s = json.load(open(os.path.join(a.out, "run", "summary.json")))
         check([r["host"] for r in s["per_rank"]] == ["c0", "c1"], "ranks on c0, c1")
         check(s["sim_time_s"] > 0, "simulated time")
+        check_measured_route(a, cfg, check)
 
     bad = os.path.join(a.out, "bad-map.cfg")
     with open(bad, "w") as f:
@@ -132,6 +142,25 @@ def main():
     check_container_link(a, hostmap, check)
     check_cpu_share(a, hostmap, check)
     return checking.verdict("check_probed_platform", check.failures)
+
+
+def check_measured_route(a, cfg, check):
+    """SMPI gives back the probe's own figures between c0 (node-a) and c1 (node-b): 8 B one way in
+    the measured 52 us (0.6 us of veths + 51.4 us of NICs), 8 MiB at the measured 117 MB/s."""
+    tool = os.path.join(os.path.dirname(os.path.abspath(a.demsim)), "demsim-pingpong")
+    out = os.path.join(a.out, "pingpong.json")
+    p = subprocess.run([a.demsim, "exec", cfg, "--ranks", "2", "--", tool, "--out", out, "--rounds", "1"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    check(p.returncode == 0 and os.path.isfile(out), f"demsim exec of demsim-pingpong: {p.stdout[-1500:]}")
+    if p.returncode or not os.path.isfile(out):
+        return
+    t = {(r["pattern"], r["bytes"]): r["median_s"] for r in json.load(open(out))["rows"]}
+    small, large = t[("pingpong", 8)], t[("pingpong", 8 << 20)]
+    check(abs(small / 5.2e-5 - 1) < 0.01, f"8 B one way {small * 1e6:.4g} us, expected the measured 52 us")
+    want = 3 * 5.2e-5 + (8 << 20) / 1.17e8
+    check(abs(large / want - 1) < 0.01, f"8 MiB one way {large * 1e3:.4g} ms, expected {want * 1e3:.4g} ms "
+          "(3 x 52 us + 8 MiB at the measured 117 MB/s)")
+    print(f"measured route: 8 B one way {small * 1e6:.4g} us, 8 MiB {large * 1e3:.4g} ms")
 
 
 def check_container_link(a, hostmap, check):

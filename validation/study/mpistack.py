@@ -14,12 +14,10 @@ which sim/netfactor.cpp reads: SMPI refuses smpi/lat-factor beside its callback)
 latency and rate then come from the platform file as they are. Nothing here is read from the runs compared:
   - the stack: the median over the rounds of the one-way time of messages of 8 B to 1 KiB on the
     instant platform, less SMPI's time for them there (the frames' serialization at the rate);
-  - f = 1 up to 64 KiB and 3 from 64 KiB: Open MPI's TCP transport sends a message over its
-    eager limit (btl_tcp_eager_limit, 64 KiB) by rendezvous, whose first fragment waits for the
-    receiver's acknowledgement before the rest goes (three crossings of the route); SMPI charges
-    the overheads to its detached sends only (below smpi/send-is-detached-thresh, also 64 KiB), so
-    a rendezvous message costs 3 x the latency + its size term, where the stack's fixed cost is
-    small beside it;
+  - f = make_platforms.MEASURED_LAT_FACTOR: 1, and 3 from Open MPI's eager limit (a rendezvous
+    crosses the route three times); SMPI charges the overheads to its detached sends only (below
+    smpi/send-is-detached-thresh, also 64 KiB), so a rendezvous message costs 3 x the latency +
+    its size term, where the stack's fixed cost is small beside it;
   - g = TCP's payload per Ethernet frame over the frame's bytes on the wire (an MSS of MTU less
     the IPv4 and TCP headers with timestamps, over MTU plus the header, FCS, preamble and gap that
     demsim-wire counts, as a 1 Gbit/s Ethernet puts them on its wire).
@@ -27,12 +25,16 @@ latency and rate then come from the platform file as they are. Nothing here is r
 import os
 import re
 import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "platforms"))
+from make_platforms import MEASURED_LAT_FACTOR, MPI_EAGER_LIMIT as EAGER_LIMIT  # noqa: E402
+from make_platforms import MPI_RENDEZVOUS_CROSSINGS as RENDEZVOUS_CROSSINGS  # noqa: E402,F401
 
 MTU = 1500
 IP_TCP_HEADERS = 20 + 32   # IPv4 and TCP with the timestamps option (Linux's default)
 FRAMING = 38               # Ethernet header 14, FCS 4, preamble 8, inter-frame gap 12 (run/wire.c)
-EAGER_LIMIT = 65536        # Open MPI 4.1's btl_tcp_eager_limit
-RENDEZVOUS_CROSSINGS = 3   # first fragment, the receiver's acknowledgement, the rest
 STACK_SIZES = (8, 1024)    # the small messages that measure the stack (bytes, both ends included)
 
 
@@ -67,7 +69,7 @@ def with_stack(src, one_way_s, dst=None):
               f'    <prop id="smpi/os" value="0:{half}:0"/>\n'
               f'    <prop id="smpi/or" value="0:{half}:0"/>\n'
               f'    <prop id="smpi/bw-factor" value="0:{bandwidth_factor():.6g}"/>\n  </config>')
-    factor = f'\n    <prop id="lat_factor" value="0:1;{EAGER_LIMIT}:{RENDEZVOUS_CROSSINGS}"/>'  # sim/netfactor.h
+    factor = f'\n    <prop id="lat_factor" value="{MEASURED_LAT_FACTOR}"/>'  # sim/netfactor.h
     text = open(src).read()
     m, z = re.search(r"<platform\b[^>]*>", text), re.search(r"<zone\b[^>]*>", text)
     if not m or not z:
