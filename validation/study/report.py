@@ -729,16 +729,15 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
           ("compare-real/emulated", "EMULATED.md", "emulated.png",
            "The communication model against an emulated 1 Gbit/s network (validation/study/compare_real.py --emulate)"),
           ("compare-real/emulated-probed", "EMULATED.md", "emulated.png",
-           "The emulated 1 Gbit/s network on this machine's probed cores: the ghost exchange and the total time "
-           "(compare_real.py --emulate --probed)"),
+           "The emulated 1 Gbit/s, 70 us network on this machine's probed cores: the ghost exchange and the total "
+           "time (compare_real.py --emulate --hostmap)"),
           ("compare-real/emulated-half", "SPREAD.md", "spread.png",
            "The emulated 1 Gbit/s, 70 us network (demsim-wire) with one container at half a core (a CFS quota per "
            "10 ms), three comparisons: messages, the ghost exchange, repartition, computing and total time "
            "(compare_real.py --emulate --hostmap --cpu-share)"),
           ("compare-real/emulated-half-100ms", "SPREAD.md", "spread.png",
-           "At Linux's default quota period (100 ms, as Docker's --cpus), three comparisons made before the emulated "
-           "wire (the routes' rate only, 8 us of the namespaces' own latency): where the quota's duty cycle is as "
-           "long as a step"),
+           "The same at Linux's default quota period (100 ms, as Docker's --cpus), three comparisons: where the "
+           "quota's duty cycle is as long as a step"),
           ("compare-real/quota", "DUTY.md", None,
            "When a container with a CPU quota runs: the duty cycle the model of cpu_share assumes, measured "
            "(validation/study/quota_duty.py)"),
