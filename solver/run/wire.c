@@ -5,7 +5,8 @@
  * rate each) and hands each back to the kernel (NF_ACCEPT) when it has crossed the wire: it
  * enters when the packets before it have been sent, takes its frames' bytes over the rate (a
  * TCP send of several segments, which reaches the queue whole (GSO), as the MTU-sized frames it
- * becomes, with Ethernet's header, FCS, preamble and gap), and arrives the latency later.
+ * becomes, with Ethernet's header, FCS, preamble and gap), and arrives the latency later
+ * (run/wireline.h: that arithmetic, tested by tests/test_wireline.c).
  *
  *   demsim-wire [--netns NS] [--cgroup DIR] [--name CONTAINER] QUEUE=SECONDS[,BYTES_PER_S] ...
  *
@@ -39,11 +40,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run/wireline.h"
+
 #define MAX_QUEUES 99
 #define RING (1 << 16) /* packets held per queue at most (more are released at once) */
 #define COPY 80        /* bytes of each packet copied here: its IPv4 and TCP headers */
-#define MTU 1500       /* the containers' eth0 (a veth's default) */
-#define FRAMING 38     /* bytes an Ethernet frame adds on the wire: header 14, FCS 4, preamble 8, gap 12 */
 
 typedef struct held {
   uint32_t id;
@@ -52,12 +53,10 @@ typedef struct held {
 
 typedef struct wire_queue {
   int num;
-  double delay;        /* s, one way */
-  double rate;         /* B/s on the wire; 0: no serialization here */
+  dem_wire_line_t line; /* its rate, latency and when it is free */
   struct nfq_q_handle *qh;
   held_t ring[RING];
   unsigned head, tail; /* ring[head..tail) is held, oldest first */
-  double free_at;      /* when the wire has sent what it holds */
   unsigned long passed;
   double late_s;       /* the releases' lateness summed (s), for the mean printed at the end */
 } wire_queue_t;
@@ -73,18 +72,6 @@ static double now(void)
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Bytes that packet p (its first n bytes: IPv4) puts on an Ethernet wire: a TCP send of several
- * segments (GSO) is as many frames of at most MTU bytes, each with the headers and the framing. */
-static double wire_bytes(const unsigned char *p, int n)
-{
-  if (n < 20 || (p[0] >> 4) != 4) return n > 0 ? n + FRAMING : FRAMING;
-  int ihl = (p[0] & 15) * 4, total = (p[2] << 8) | p[3], hdr = ihl;
-  if (p[9] == 6 && n >= ihl + 13) hdr += (p[ihl + 12] >> 4) * 4; /* TCP's data offset */
-  int payload = total - hdr, room = MTU - hdr;
-  int frames = payload > room && room > 0 ? (payload + room - 1) / room : 1;
-  return (double)total + (double)(frames - 1) * hdr + (double)frames * FRAMING;
 }
 
 /* Lets the oldest held packets go, up to the last that is due by t (all of them when `all`):
@@ -113,10 +100,9 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
   if (!ph) return 0;
   unsigned char *payload = NULL;
   int n = nfq_get_payload(nfa, &payload);
-  double t = now(), start = q->free_at > t ? q->free_at : t;
-  q->free_at = start + (q->rate > 0 ? wire_bytes(payload, n) / q->rate : 0);
+  double t = now(), due = dem_wire_due(&q->line, t, dem_wire_bytes(payload, n));
   if (q->tail - q->head >= RING) release(q, t, 1); /* full: the oldest goes now */
-  q->ring[q->tail % RING] = (held_t){ntohl(ph->packet_id), q->free_at + q->delay};
+  q->ring[q->tail % RING] = (held_t){ntohl(ph->packet_id), due};
   q->tail++;
   return 0;
 }
@@ -150,7 +136,7 @@ static int parse(int argc, char **argv, const char **cgroup, const char **name, 
     double delay = strtod(end + 1, &end), rate = 0;
     if (*end == ',') rate = strtod(end + 1, &end);
     if (*end || !(delay >= 0) || delay > 1 || !(rate >= 0)) return -1;
-    queues[nq].num = (int)num, queues[nq].delay = delay, queues[nq].rate = rate;
+    queues[nq].num = (int)num, queues[nq].line = (dem_wire_line_t){rate, delay, 0.0};
     nq++;
   }
   return nq ? 0 : -1;
@@ -276,7 +262,7 @@ int main(int argc, char **argv)
   for (int i = 0; i < nq; i++) {
     wire_queue_t *q = &queues[i];
     fprintf(stderr, "demsim-wire %s: queue %d, latency %.1f us, %.4g B/s: %lu packets, released %.1f us late on "
-            "average\n", name, q->num, q->delay * 1e6, q->rate, q->passed,
+            "average\n", name, q->num, q->line.latency * 1e6, q->line.rate, q->passed,
             q->passed ? 1e6 * q->late_s / (double)q->passed : 0.0);
     nfq_destroy_queue(q->qh);
   }

@@ -32,9 +32,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 from make_platforms import MEASURED_LAT_FACTOR, MPI_EAGER_LIMIT as EAGER_LIMIT  # noqa: E402
 from make_platforms import MPI_RENDEZVOUS_CROSSINGS as RENDEZVOUS_CROSSINGS  # noqa: E402,F401
 
-MTU = 1500
+
+
+def _wire_constant(name):
+    """A constant of the emulated wire, read where it is stated (solver/run/wireline.h)."""
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    text = open(os.path.join(top, "solver", "run", "wireline.h")).read()
+    return int(re.search(rf"#define {name} (\d+)", text).group(1))
+
+
+MTU = _wire_constant("DEM_WIRE_MTU")
+FRAMING = _wire_constant("DEM_WIRE_FRAMING")  # Ethernet header, FCS, preamble, inter-frame gap
 IP_TCP_HEADERS = 20 + 32   # IPv4 and TCP with the timestamps option (Linux's default)
-FRAMING = 38               # Ethernet header 14, FCS 4, preamble 8, inter-frame gap 12 (run/wire.c)
 STACK_SIZES = (8, 1024)    # the small messages that measure the stack (bytes, both ends included)
 
 
