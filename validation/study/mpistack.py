@@ -9,7 +9,8 @@ software stack is this machine's: Open MPI's TCP transport, the namespaces' veth
 own queue. So the stack is measured here, on the same emulated cloud with every link's latency
 set to 0 (platform-instant.xml: the same containers, cores, quotas and rates), and given to SMPI
 the way SimGrid's calibration guide does, as overheads of the sender and the receiver
-(smpi/os, smpi/or: half of it each) with the latency counted once (the root zone's lat_factor,
+(smpi/os, and smpi/ois for a nonblocking send, and smpi/or: half of it each side) with the
+latency counted once (the root zone's lat_factor,
 which sim/netfactor.cpp reads: SMPI refuses smpi/lat-factor beside its callback); the wire's
 latency and rate then come from the platform file as they are. Nothing here is read from the runs compared:
   - the stack: the median over the rounds of the one-way time of messages of 8 B to 1 KiB on the
@@ -76,6 +77,7 @@ def with_stack(src, one_way_s, dst=None):
     config = ("\n  <!-- the MPI stack measured on the emulated cloud (validation/study/mpistack.py): "
               f"{one_way_s * 1e6:.1f} us a message one way -->\n  <config>\n"
               f'    <prop id="smpi/os" value="0:{half}:0"/>\n'
+              f'    <prop id="smpi/ois" value="0:{half}:0"/>\n'
               f'    <prop id="smpi/or" value="0:{half}:0"/>\n'
               f'    <prop id="smpi/bw-factor" value="0:{bandwidth_factor():.6g}"/>\n  </config>')
     factor = f'\n    <prop id="lat_factor" value="{MEASURED_LAT_FACTOR}"/>'  # sim/netfactor.h
