@@ -214,7 +214,7 @@ def check_compare_emulated(a, failures):
         failures.append("compare_real --emulate: a time that is not positive")
     stack = json.load(open(os.path.join(out, "stack.json")))["stack_one_way_s"]
     plat = open(os.path.join(out, "platform-stack.xml")).read()
-    if not 0 < stack < 1e-3 or f'id="smpi/os" value="0:{stack / 2:.6g}:0"' not in plat or 'id="lat_factor"' not in plat:
+    if not 0 < stack < 1e-3 or f'id="smpi/os" value="0:{stack / 2:.6g}:0;' not in plat or 'id="lat_factor"' not in plat:
         failures.append(f"compare_real --emulate: MPI stack {stack} s (0 to 1 ms expected), or platform-stack.xml "
                         "without its smpi/os (half of it) and lat_factor")
     print(f"compare_real --emulate: {len(rows)} rows, ghost bytes {ghosts[0]['measured'] if ghosts else '?'}, "

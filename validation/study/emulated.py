@@ -169,16 +169,20 @@ def emulated_messages(args, extra):
 
 
 def measure_stack(args, extra, instant_table, inst):
-    """The MPI stack's one-way time (s) on this emulated cloud: the instant platform's emulated
-    times less SMPI's there (mpistack.stack_time); kept in args.stack_s and DIR/stack.json."""
+    """The MPI stack's one-way time on this emulated cloud by size: the instant platform's emulated
+    times less SMPI's there (mpistack.stack_bands); kept in args.stack_bands (args.stack_s: the
+    small messages') and DIR/stack.json."""
     neutral = mpistack.neutral(inst, os.path.join(args.out, "platform-instant-smpi.xml"))
     smpi = exec_pingpong(args.smpi, args, os.path.join(args.runs, "pingpong-instant-smpi"),
                          extra + ["--set", f"platform.file={neutral}"], 1, False)
-    args.stack_s = mpistack.stack_time(instant_table, smpi)
+    args.stack_bands = mpistack.stack_bands(instant_table, smpi)
+    args.stack_s = args.stack_bands[0][1]
     lo, hi = mpistack.STACK_SIZES
     small = sorted(e["median_s"] for k, e in instant_table.items() if lo <= k[1] <= hi)
     with open(os.path.join(args.out, "stack.json"), "w") as f:
-        json.dump({"stack_one_way_s": args.stack_s, "instant_platform": os.path.basename(inst), "sizes": [lo, hi],
+        json.dump({"stack_one_way_s": args.stack_s, "bands": [dict(above_bytes=b, base_s=c, per_byte_s=p)
+                                                               for b, c, p in args.stack_bands],
+                   "instant_platform": os.path.basename(inst), "sizes": [lo, hi],
                    "measured_min_s": small[0], "measured_max_s": small[-1], "rounds": args.repeats,
                    "rows": [dict(pattern=k[0], bytes=k[1], measured_s=e["median_s"],
                                  smpi_s=smpi[k]["median_s"]) for k, e in sorted(instant_table.items())]}, f, indent=1)
@@ -188,7 +192,7 @@ def measure_stack(args, extra, instant_table, inst):
 
 def smpi_platform(args, extra):
     """The platform the SMPI side runs on: the runs' own with the measured stack (DIR/platform-stack.xml)."""
-    return mpistack.with_stack(mpistack.platform_of(args, extra), args.stack_s,
+    return mpistack.with_stack(mpistack.platform_of(args, extra), args.stack_bands,
                                os.path.join(args.out, "platform-stack.xml"))
 
 

@@ -15,6 +15,8 @@ which sim/netfactor.cpp reads: SMPI refuses smpi/lat-factor beside its callback)
 latency and rate then come from the platform file as they are. Nothing here is read from the runs compared:
   - the stack: the median over the rounds of the one-way time of messages of 8 B to 1 KiB on the
     instant platform, less SMPI's time for them there (the frames' serialization at the rate);
+    above 1 KiB and below the eager limit, the least-squares line through the same differences
+    (a message of several segments costs more: 40 us at 2-8 KiB, 70 us at 32 KiB here);
   - f = make_platforms.MEASURED_LAT_FACTOR: 1, and 3 from Open MPI's eager limit (a rendezvous
     crosses the route three times); SMPI charges the overheads to its detached sends only (below
     smpi/send-is-detached-thresh, also 64 KiB), so a rendezvous message costs 3 x the latency +
@@ -69,16 +71,26 @@ def instant(src, dst):
     return dst
 
 
-def with_stack(src, one_way_s, dst=None):
-    """dst (default: src's name with -stack): the platform src with SMPI's options for a stack of
-    one_way_s seconds a message (a <config> before its first zone)."""
+def overheads(stack):
+    """SMPI's "size:base:per-byte;..." for one side of the stack: half of each band's time (a band
+    (size, base s, per byte s) applies above its size up to the next one's); nothing from Open
+    MPI's eager limit, as SMPI charges no overhead to a send that is not detached. stack: the bands,
+    or one figure (s) for every message below the limit."""
+    bands = [(0, stack, 0.0)] if isinstance(stack, (int, float)) else stack
+    return ";".join(f"{size}:{base / 2:.6g}:{per / 2:.6g}" for size, base, per in bands) + f";{EAGER_LIMIT - 1}:0:0"
+
+
+def with_stack(src, stack, dst=None):
+    """dst (default: src's name with -stack): the platform src with SMPI's options for the stack
+    (overheads(): its bands, or one figure in s a message; a <config> before its first zone)."""
     dst = dst or re.sub(r"\.xml$", "", src) + "-stack.xml"
-    half = f"{one_way_s / 2:.6g}"
+    side = overheads(stack)
+    small = stack if isinstance(stack, (int, float)) else stack[0][1]
     config = ("\n  <!-- the MPI stack measured on the emulated cloud (validation/study/mpistack.py): "
-              f"{one_way_s * 1e6:.1f} us a message one way -->\n  <config>\n"
-              f'    <prop id="smpi/os" value="0:{half}:0"/>\n'
-              f'    <prop id="smpi/ois" value="0:{half}:0"/>\n'
-              f'    <prop id="smpi/or" value="0:{half}:0"/>\n'
+              f"{small * 1e6:.1f} us a small message one way -->\n  <config>\n"
+              f'    <prop id="smpi/os" value="{side}"/>\n'
+              f'    <prop id="smpi/ois" value="{side}"/>\n'
+              f'    <prop id="smpi/or" value="{side}"/>\n'
               f'    <prop id="smpi/bw-factor" value="0:{bandwidth_factor():.6g}"/>\n  </config>')
     factor = f'\n    <prop id="lat_factor" value="{MEASURED_LAT_FACTOR}"/>'  # sim/netfactor.h
     text = open(src).read()
@@ -90,12 +102,21 @@ def with_stack(src, one_way_s, dst=None):
     return dst
 
 
-def stack_time(measured, simulated):
-    """The stack's one-way time (s): the median over the small messages (both patterns) of the
-    measured time on the instant platform less SMPI's there; measured, simulated: {(pattern, bytes): row}."""
+def stack_bands(measured, simulated):
+    """The stack's one-way time by size, [(0, small, 0), (STACK_SIZES[1], base, per byte)]: the
+    median over the small messages (both patterns) of the measured time on the instant platform
+    less SMPI's there, and above them up to the eager limit the least-squares line through the
+    same differences; measured, simulated: {(pattern, bytes): row}."""
     lo, hi = STACK_SIZES
-    diffs = [measured[k]["median_s"] - simulated[k]["median_s"] for k in measured if lo <= k[1] <= hi and k in simulated]
-    return statistics.median(diffs)
+    diff = {k: measured[k]["median_s"] - simulated[k]["median_s"] for k in measured if k in simulated}
+    bands = [(0, statistics.median(d for k, d in diff.items() if lo <= k[1] <= hi), 0.0)]
+    pts = [(k[1], d) for k, d in diff.items() if hi < k[1] < EAGER_LIMIT]
+    if len({x for x, _ in pts}) >= 2:
+        n, sx, sy = len(pts), sum(x for x, _ in pts), sum(y for _, y in pts)
+        sxx, sxy = sum(x * x for x, _ in pts), sum(x * y for x, y in pts)
+        per = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+        bands.append((hi, (sy - per * sx) / n, per))
+    return bands
 
 
 def neutral(src, dst):
