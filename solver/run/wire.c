@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <linux/netfilter.h>
 #include <libnetfilter_queue/libnetfilter_queue.h>
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -74,20 +75,19 @@ static double now(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Lets the oldest held packets go, up to the last that is due by t (all of them when `all`):
- * one verdict for the lot (a batch verdict accepts every packet of the queue up to an id). */
-static void release(wire_queue_t *q, double t, int all)
+/* Lets go, oldest first, at most `most` held packets that are due by `until` (t: now, for their
+ * lateness): one verdict for the lot (a batch verdict accepts every packet of the queue up to an id). */
+static void release(wire_queue_t *q, double t, double until, unsigned most)
 {
   uint32_t last = 0;
-  int any = 0;
-  while (q->head != q->tail && (all || q->ring[q->head % RING].due <= t)) {
+  unsigned n = 0;
+  for (; n < most && q->head != q->tail && q->ring[q->head % RING].due <= until; n++) {
     held_t *h = &q->ring[q->head % RING];
     if (t > h->due) q->late_s += t - h->due;
-    last = h->id, any = 1;
+    last = h->id;
     q->head++, q->passed++;
-    if (all == 1) break;
   }
-  if (any) nfq_set_verdict_batch(q->qh, last, NF_ACCEPT);
+  if (n) nfq_set_verdict_batch(q->qh, last, NF_ACCEPT);
 }
 
 /* A packet enters the wire when the wire has sent the ones before it, crosses it at the rate,
@@ -101,7 +101,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
   unsigned char *payload = NULL;
   int n = nfq_get_payload(nfa, &payload);
   double t = now(), due = dem_wire_due(&q->line, t, dem_wire_bytes(payload, n));
-  if (q->tail - q->head >= RING) release(q, t, 1); /* full: the oldest goes now */
+  if (q->tail - q->head >= RING) release(q, t, INFINITY, 1); /* full: the oldest goes now */
   q->ring[q->tail % RING] = (held_t){ntohl(ph->packet_id), due};
   q->tail++;
   return 0;
@@ -113,7 +113,7 @@ static double release_due(void)
   double t = now(), next = -1;
   for (int i = 0; i < nq; i++) {
     wire_queue_t *q = &queues[i];
-    release(q, t, stop ? 2 : 0);
+    release(q, t, stop ? INFINITY : t, RING); /* on SIGTERM, everything */
     if (q->head != q->tail) {
       double wait = q->ring[q->head % RING].due - t;
       if (next < 0 || wait < next) next = wait;
