@@ -10,6 +10,10 @@
  * f(size) x L_lan + L_wan, the links with the property wide_area = 1 forming L_wan. Routes
  * without such a link get exactly SMPI's factor (same table, same rule as
  * NetworkSmpiModel::get_latency_factor), so results on LAN-only platforms do not change.
+ * A platform whose MPI stack was measured (validation/study/mpistack.py) may also carry the
+ * stack's time for the messages SMPI charges no overhead (from Open MPI's eager limit, where
+ * SMPI's send is not detached): the root zone's property stack_time, added to the route's latency
+ * as (f L + t(size)) / L, L the route's latency (a route of latency 0 gets none).
  * C++ (with noise_sg.cpp): SimGrid has no C interface for the callback. */
 #include "netfactor.h"
 
@@ -20,6 +24,7 @@
 #include <xbt/config.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -53,6 +58,41 @@ int parse(const std::string& text, char* err, size_t errlen)
   }
   std::sort(table.begin(), table.end());
   return 0;
+}
+
+/* The MPI stack's time beyond SMPI's overheads, by size: (size threshold, base s, s per byte),
+ * sorted; from the root zone's property stack_time ("SIZE:BASE:PER_BYTE;..."), empty without it. */
+std::vector<std::array<double, 3>> stack;
+bool stack_read = false;
+
+int parse_stack(const char* text, char* err, size_t errlen)
+{
+  stack.clear();
+  stack_read = true;
+  if (!text) return 0;
+  std::stringstream chunks(text);
+  std::string chunk;
+  while (std::getline(chunks, chunk, ';')) {
+    std::array<double, 3> band{};
+    const char* p = chunk.c_str();
+    char* end = nullptr;
+    for (int k = 0; k < 3; ++k, p = end + 1) {
+      band[k] = std::strtod(p, &end);
+      if (end == p || *end != (k < 2 ? ':' : '\0')) {
+        std::snprintf(err, errlen, "stack_time = \"%s\": cannot read \"%s\" as SIZE:BASE:PER_BYTE", text, chunk.c_str());
+        stack.clear();
+        return -1;
+      }
+    }
+    stack.push_back(band);
+  }
+  std::sort(stack.begin(), stack.end());
+  return 0;
+}
+
+const char* stack_text()
+{
+  return simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_property("stack_time");
 }
 
 /* the answer per link, looked up once */
@@ -98,11 +138,15 @@ double factor(double size, const simgrid::s4u::Host*, const simgrid::s4u::Host*,
   char err[256];
   if (table.empty() && parse(table_text(), err, sizeof err))
     table.emplace_back(0.0, 1.0);
+  if (!stack_read)
+    parse_stack(stack_text(), err, sizeof err);
   double lan = 0.0;
   double wan = 0.0;
   for (const auto* l : links)
     (wide_area(l) ? wan : lan) += l->get_latency();
-  return sim_netfactor_route(size, lan, wan);
+  double f = sim_netfactor_route(size, lan, wan);
+  double extra = sim_netfactor_stack(size);
+  return extra > 0.0 && lan + wan > 0.0 ? f + extra / (lan + wan) : f;
 }
 
 bool installed = false;
@@ -119,6 +163,16 @@ extern "C" double sim_netfactor_smpi(double size)
   return current;
 }
 
+extern "C" double sim_netfactor_stack(double size)
+{
+  double t = 0.0;
+  for (const auto& b : stack) {
+    if (size <= b[0]) break;
+    t = b[1] + b[2] * size;
+  }
+  return t;
+}
+
 extern "C" double sim_netfactor_route(double size, double lan_latency, double wan_latency)
 {
   double f = sim_netfactor_smpi(size);
@@ -129,7 +183,7 @@ extern "C" double sim_netfactor_route(double size, double lan_latency, double wa
 extern "C" int sim_netfactor_install(char* err, size_t errlen)
 {
   if (installed) return 0;
-  if (parse(table_text(), err, errlen)) return -1;
+  if (parse(table_text(), err, errlen) || parse_stack(stack_text(), err, errlen)) return -1;
   simgrid::s4u::Engine::get_instance()->get_netzone_root()->get_network_model()->set_lat_factor_cb(factor);
   installed = true;
   return 0;

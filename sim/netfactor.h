@@ -17,6 +17,11 @@ extern "C" {
 int sim_netfactor_install(char *err, size_t errlen);
 /* The factor for a message of `size` bytes (the table as read by the install). */
 double sim_netfactor_smpi(double size);
+/* The MPI stack's time (s) for a message of `size` bytes beyond SMPI's overheads: the band of the
+ * root zone's property stack_time ("SIZE:BASE:PER_BYTE;...": above SIZE, BASE + PER_BYTE x size)
+ * that holds it, 0 below the first or without the property (as read by the install). The factor
+ * of a route of latency L > 0 is raised by it over L. */
+double sim_netfactor_stack(double size);
 /* The factor of a route whose LAN links add up to lan_latency and whose wide-area links to
  * wan_latency (s): f(size) x lan + wan over lan + wan; SMPI's own factor without a WAN. */
 double sim_netfactor_route(double size, double lan_latency, double wan_latency);

@@ -285,31 +285,56 @@ static int wire_cgroup(const dem_cloud_t *cloud)
   return 0;
 }
 
+/* The htb class 1:(j+1) of container i's egress at the pair's rate: "add", or "change" with a
+ * burst of WIRE_HTB_BURST. */
+static int htb_class(dem_cloud_t *cloud, int i, int j, const char *verb, const char *burst)
+{
+  char *ns = (char *)cloud->c[i].ns, classid[16], rate[32];
+  snprintf(classid, sizeof classid, "1:%x", j + 1);
+  snprintf(rate, sizeof rate, "%.0fbit", cloud->bw[i][j] * 8);
+  if (!burst)
+    return cmd(cloud, 0, "tc", "-n", ns, "class", verb, "dev", "eth0", "parent", "1:", "classid", classid, "htb",
+               "rate", rate, "ceil", rate, "quantum", "60000", NULL);
+  return cmd(cloud, 0, "tc", "-n", ns, "class", verb, "dev", "eth0", "parent", "1:", "classid", classid, "htb", "rate",
+             rate, "ceil", rate, "burst", burst, "cburst", burst, "quantum", "60000", NULL);
+}
+
+/* Where demsim-wire holds a route it also serializes it, so the htb class behind it must not do it
+ * again. With its default burst (a frame or two at 1 Gbit/s) htb lets a 64 KiB GSO packet pass,
+ * charges it to its tokens and then holds the next packet until they are paid back: the second
+ * piece of a 64 KiB MPI message (Open MPI writes it as two GSO packets) arrived a whole 60 KB wire
+ * time after the first, and 64 KiB one way took 1.05-1.2 ms instead of 0.73 ms (BENCHMARKS.md,
+ * "The emulated wire"). A burst of more than the wire can release at once (a few GSO packets)
+ * keeps the class at the rate without ever binding; it stays as the rate's safety net where the
+ * wire lets packets pass (fail-open). */
+#define WIRE_HTB_BURST "1mb"
+
 /* Container i's egress: htb root 1:, per destination j a class 1:(j+1) at the pair's rate, a
  * netem child (j+0x100): with the pair's one-way delay, and a filter on j's address (without
- * netem: the delay from build_wire). Traffic to anything else (the bridge: mpirun's PMIx server)
- * is not classified and passes unshaped and undelayed. */
+ * netem: the delay and the serialization from build_wire). Traffic to anything else (the bridge:
+ * mpirun's PMIx server) is not classified and passes unshaped and undelayed. */
 static int build_shaping(dem_cloud_t *cloud, int i)
 {
   char *ns = (char *)cloud->c[i].ns;
   if (cmd(cloud, 0, "tc", "-n", ns, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", NULL)) return -1;
   for (int j = 0; j < cloud->n; j++) {
     if (j == i || cloud->bw[i][j] <= 0) continue;
-    char classid[16], handle[16], rate[32], delay[32];
+    char classid[16], handle[16], delay[32];
     snprintf(classid, sizeof classid, "1:%x", j + 1);
     snprintf(handle, sizeof handle, "%x:", j + 0x100);
-    snprintf(rate, sizeof rate, "%.0fbit", cloud->bw[i][j] * 8);
     snprintf(delay, sizeof delay, "%.3fus", cloud->lat[i][j] * 1e6);
-    if (cmd(cloud, 0, "tc", "-n", ns, "class", "add", "dev", "eth0", "parent", "1:", "classid", classid, "htb", "rate",
-            rate, "ceil", rate, "quantum", "60000", NULL))
-      return -1;
+    if (htb_class(cloud, i, j, "add", NULL)) return -1;
     if (cloud->no_netem || cmd(cloud, 1, "tc", "-n", ns, "qdisc", "add", "dev", "eth0", "parent", classid, "handle",
                                handle, "netem", "delay", delay, "limit", "100000", NULL))
       cloud->no_netem = 1; /* a kernel without CONFIG_NET_SCH_NETEM: see build_wire */
 
     if (filter_destination(cloud, ns, j, classid)) return -1;
   }
-  return cloud->no_netem ? build_wire(cloud, i) : 0;
+  if (!cloud->no_netem) return 0;
+  if (build_wire(cloud, i)) return -1;
+  for (int j = 0; j < cloud->n && cloud->wire; j++)
+    if (j != i && cloud->bw[i][j] > 0 && htb_class(cloud, i, j, "change", WIRE_HTB_BURST)) return -1;
+  return 0;
 }
 
 /* Container i's cgroups: its cores (cpuset, the root's memory nodes) and, for a part of a core,

@@ -15,7 +15,8 @@
  * up to that burst (or a whole 64 KiB GSO packet, for htb) without its serialization time; this
  * program waits until a release is due by polling for its last microseconds (SCHED_FIFO, so
  * that busy-polling MPI ranks on the same cores do not delay it). The htb class at the same rate
- * stays behind it and never holds what it releases.
+ * stays behind it with a burst large enough never to hold what it releases (run/containers.c:
+ * WIRE_HTB_BURST).
  *
  * It binds the queues, then goes to the background (its parent exits 0: the routes are held from
  * then on) in the cgroup given, where the emulator's teardown finds it. The hold starts when a

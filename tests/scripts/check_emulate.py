@@ -31,12 +31,13 @@ routes also runs `demsim exec` in the SMPI build (when there) on the same two co
 simulated ping-pong's 8 MiB - 4 MiB difference gives the route's 125 MB/s times SMPI's
 bandwidth factor for large messages (within 90-100 %), and a message takes longer than the last
 smaller one from 8 KiB up; exec without `-- PROGRAM` exits 2; on openstack.xml with a 20 us MPI
-stack (validation/study/mpistack.py) 8 B, 1 KiB, 64 KiB and 8 MiB one way are the closed form
-stack + 70 us + size / (125 MB/s x the bandwidth factor) below 64 KiB, 3 x 70 us + the size term
-from there, within 1 %.
+stack and a rendezvous stack of 150 us + 20 us per MiB (validation/study/mpistack.py) 8 B, 1 KiB,
+64 KiB and 8 MiB one way are the closed form stack + 70 us + size / (125 MB/s x the bandwidth
+factor) below 64 KiB, 3 x 70 us + the rendezvous stack + the size term from there, within 1 %.
 Where the kernel has no netem, cloud also reads back demsim-wire: the NFQUEUE rule of each
 namespace, the wire process with the route's 70 us and 125 MB/s in the cloud's wire cgroup, an
-8 B message one way no faster than the 70 us it holds, and no wire process left behind.
+8 B message one way no faster than the 70 us it holds, the htb classes behind it with a burst of
+about 1 MB (so that they never hold what the wire releases), and no wire process left behind.
 Exits 1 naming what did not hold."""
 import glob
 import json
@@ -150,12 +151,15 @@ def check_exec_smpi(a, failures):
 
 def check_stack_smpi(a, smpi, failures):
     """mpistack.with_stack's options reach SMPI (smpi/os, smpi/or, smpi/bw-factor, and the root zone's
-    lat_factor through sim/netfactor.cpp): a one-way message is then, in closed form, the stack +
-    the route's 70 us + size / (125 MB/s x the bandwidth factor) below 64 KiB, and from 64 KiB
-    (rendezvous; SMPI's send is no longer detached and charges no overheads) 3 x 70 us + the size term."""
+    lat_factor and stack_time through sim/netfactor.cpp): a one-way message is then, in closed form,
+    the stack + the route's 70 us + size / (125 MB/s x the bandwidth factor) below 64 KiB, and from
+    64 KiB (rendezvous; SMPI's send is no longer detached and charges no overheads) 3 x 70 us + the
+    rendezvous band's stack + the size term."""
     sys.path.insert(0, os.path.join(SOURCE, "validation", "study"))
     import mpistack
-    plat = mpistack.with_stack(PLATFORM, 20e-6, os.path.join(a.out, "openstack-stack.xml"))
+    rdv_base, rdv_per = 150e-6, 20e-6 / (1 << 20)
+    bands = [(0, 20e-6, 0.0), (mpistack.EAGER_LIMIT - 1, rdv_base, rdv_per)]
+    plat = mpistack.with_stack(PLATFORM, bands, os.path.join(a.out, "openstack-stack.xml"))
     rc, text, rows, _ = exec_pingpong(smpi, os.path.join(a.out, "exec-smpi-stack"), False, plat)
     if rc or len(rows) != 42:
         failures.append(f"demsim exec (SMPI, stack platform): rc {rc}, {len(rows)} rows:\n{text[-2000:]}")
@@ -163,12 +167,15 @@ def check_stack_smpi(a, smpi, failures):
     g = mpistack.bandwidth_factor()
     for size in (8, 1024, 65536, 8 << 20):
         eager = size < mpistack.EAGER_LIMIT  # SMPI charges smpi/os and smpi/or to its detached (eager) sends only
-        want = (20e-6 if eager else 0) + (1 if eager else mpistack.RENDEZVOUS_CROSSINGS) * 70e-6 + size / (125e6 * g)
+        stack = 20e-6 if eager else rdv_base + rdv_per * size
+        crossings = 1 if eager else mpistack.RENDEZVOUS_CROSSINGS
+        want = stack + crossings * 70e-6 + size / (125e6 * g)
         got = rows[("pingpong", size)]
         if abs(got / want - 1) > 0.01:
             failures.append(f"SMPI on the stack platform: {size} B one way {got * 1e6:.5g} us, expected "
-                            f"{want * 1e6:.5g} us (stack 20 us + {crossings} x 70 us + size at 125 MB/s x {g:.4f})")
-    print(f"exec (SMPI, 20 us stack): 8 B one way {rows[('pingpong', 8)] * 1e6:.4g} us, 8 MiB "
+                            f"{want * 1e6:.5g} us (stack {stack * 1e6:.4g} us + {crossings} x 70 us + size at "
+                            f"125 MB/s x {g:.4f})")
+    print(f"exec (SMPI, 20 us stack, rendezvous 150 us + 20 us a MiB): 8 B one way {rows[('pingpong', 8)] * 1e6:.4g} us, 8 MiB "
           f"{rows[('pingpong', 8 << 20)] * 1e3:.4g} ms")
 
 
@@ -293,6 +300,12 @@ def read_shaping(prefix, failures):
             failures.append(f"{ns}: expected netem delay 70us under 1:{other:x}, got:\n{qdiscs}")
         if "netem" not in qdiscs:
             read_wire(prefix, i, other, failures)
+            # the wire serializes; htb behind it must not hold a GSO packet's successor again
+            # (run/containers.c: WIRE_HTB_BURST, 1 MB)
+            b = re.search(rf"class htb 1:{other:x} .*?burst (\d+)b cburst (\d+)b", classes)
+            if not b or min(int(b.group(1)), int(b.group(2))) < (1 << 20) - 1000:
+                failures.append(f"{ns}: expected class 1:{other:x}'s burst and cburst of about 1 MB behind "
+                                f"demsim-wire, got:\n{classes}")
         cc = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", "net.ipv4.tcp_congestion_control"],
                             capture_output=True, text=True).stdout.strip()
         have = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()

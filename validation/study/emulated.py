@@ -190,6 +190,18 @@ def measure_stack(args, extra, instant_table, inst):
     return args.stack_s
 
 
+def rendezvous_note(args):
+    """What the model adds for a rendezvous's own stack (mpistack.stack_bands' band from the eager
+    limit), as a clause; empty without it."""
+    big = [b for b in getattr(args, "stack_bands", []) if b[0] >= mpistack.EAGER_LIMIT - 1]
+    if not big:
+        return ""
+    _, base, per = big[0]
+    at = [base + per * size for size in (mpistack.EAGER_LIMIT, 8 << 20)]
+    return (f"; the rendezvous's own stack, measured one way on the instant platform, is added to the route's "
+            f"latency (root zone stack_time: {at[0] * 1e6:.0f} us at 64 KiB, {at[1] * 1e6:.0f} us at 8 MiB)")
+
+
 def smpi_platform(args, extra):
     """The platform the SMPI side runs on: the runs' own with the measured stack (DIR/platform-stack.xml)."""
     return mpistack.with_stack(mpistack.platform_of(args, extra), args.stack_bands,
@@ -284,7 +296,7 @@ def kernel_note(native):
     wire = os.path.join(os.path.dirname(os.path.abspath(native)), "demsim-wire")
     if os.access(wire, os.X_OK) and subprocess.run(["iptables", "--version"], capture_output=True).returncode == 0:
         return (f"kernel {pyplatform.release()}: no netem; each route's latency and rate emulated by demsim-wire "
-                "(netfilter queues), htb's class at the same rate behind it")
+                "(netfilter queues), htb's class at the same rate behind it with a burst that never binds")
     return f"kernel {pyplatform.release()}: no netem (bandwidth shaped, the routes' latency NOT emulated)"
 
 
@@ -362,7 +374,7 @@ def reading(rows, args):
         L.append(f"- **A large message's fixed cost** (one way, 2 x t(1 MiB) - t(2 MiB): the time beyond the bandwidth "
                  f"term): predicted {fixed[0] * 1e3:.3g} ms, measured {fixed[1] * 1e3:.3g} ms. SMPI's latency factor for "
                  "64 KiB and more is 3 here (a rendezvous crosses the route three times, mpistack.py), not SMPI's "
-                 "default 11.64 fitted on another cluster.")
+                 "default 11.64 fitted on another cluster" + rendezvous_note(args) + ".")
     L.append("")
     return L
 

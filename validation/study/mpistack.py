@@ -17,10 +17,15 @@ latency and rate then come from the platform file as they are. Nothing here is r
     instant platform, less SMPI's time for them there (the frames' serialization at the rate);
     above 1 KiB and below the eager limit, the least-squares line through the same differences
     (a message of several segments costs more: 40 us at 2-8 KiB, 70 us at 32 KiB here);
+  - from Open MPI's eager limit (a rendezvous: a header, the receiver's answer, then the data),
+    the least-squares line through the one-way differences of 64 KiB to 8 MiB: SMPI charges
+    the overheads to its detached sends only (below smpi/send-is-detached-thresh, also 64 KiB),
+    so this band goes to the root zone's stack_time instead, which sim/netfactor.cpp adds to the
+    route's latency (about 0.18 ms at 64 KiB, 0.4 ms at 8 MiB here). The two-way pattern is left
+    out of it: there, from the eager limit, each direction's control messages wait behind the
+    other's data in the pair's one TCP connection, a wait and not the stack;
   - f = make_platforms.MEASURED_LAT_FACTOR: 1, and 3 from Open MPI's eager limit (a rendezvous
-    crosses the route three times); SMPI charges the overheads to its detached sends only (below
-    smpi/send-is-detached-thresh, also 64 KiB), so a rendezvous message costs 3 x the latency +
-    its size term, where the stack's fixed cost is small beside it;
+    crosses the route three times);
   - g = TCP's payload per Ethernet frame over the frame's bytes on the wire (an MSS of MTU less
     the IPv4 and TCP headers with timestamps, over MTU plus the header, FCS, preamble and gap that
     demsim-wire counts, as a 1 Gbit/s Ethernet puts them on its wire).
@@ -74,15 +79,24 @@ def instant(src, dst):
 def overheads(stack):
     """SMPI's "size:base:per-byte;..." for one side of the stack: half of each band's time (a band
     (size, base s, per byte s) applies above its size up to the next one's); nothing from Open
-    MPI's eager limit, as SMPI charges no overhead to a send that is not detached. stack: the bands,
-    or one figure (s) for every message below the limit."""
+    MPI's eager limit, as SMPI charges no overhead to a send that is not detached (rendezvous()
+    gives that band). stack: the bands, or one figure (s) for every message below the limit."""
     bands = [(0, stack, 0.0)] if isinstance(stack, (int, float)) else stack
-    return ";".join(f"{size}:{base / 2:.6g}:{per / 2:.6g}" for size, base, per in bands) + f";{EAGER_LIMIT - 1}:0:0"
+    return ";".join(f"{size}:{base / 2:.6g}:{per / 2:.6g}" for size, base, per in bands
+                    if size < EAGER_LIMIT - 1) + f";{EAGER_LIMIT - 1}:0:0"
+
+
+def rendezvous(stack):
+    """The root zone's stack_time (sim/netfactor.h) for the bands from the eager limit, whole (one
+    way: the route's latency is raised by it); None without such a band."""
+    bands = [] if isinstance(stack, (int, float)) else [b for b in stack if b[0] >= EAGER_LIMIT - 1]
+    return ";".join(f"{size}:{base:.6g}:{per:.6g}" for size, base, per in bands) or None
 
 
 def with_stack(src, stack, dst=None):
     """dst (default: src's name with -stack): the platform src with SMPI's options for the stack
-    (overheads(): its bands, or one figure in s a message; a <config> before its first zone)."""
+    (overheads(): its bands, or one figure in s a message; a <config> before its first zone; the
+    bands from the eager limit as the root zone's stack_time)."""
     dst = dst or re.sub(r"\.xml$", "", src) + "-stack.xml"
     side = overheads(stack)
     small = stack if isinstance(stack, (int, float)) else stack[0][1]
@@ -93,6 +107,8 @@ def with_stack(src, stack, dst=None):
               f'    <prop id="smpi/or" value="{side}"/>\n'
               f'    <prop id="smpi/bw-factor" value="0:{bandwidth_factor():.6g}"/>\n  </config>')
     factor = f'\n    <prop id="lat_factor" value="{MEASURED_LAT_FACTOR}"/>'  # sim/netfactor.h
+    if rendezvous(stack):
+        factor += f'\n    <prop id="stack_time" value="{rendezvous(stack)}"/>'
     text = open(src).read()
     m, z = re.search(r"<platform\b[^>]*>", text), re.search(r"<zone\b[^>]*>", text)
     if not m or not z:
@@ -102,20 +118,31 @@ def with_stack(src, stack, dst=None):
     return dst
 
 
+def _line(pts):
+    """(base, per byte): the least-squares line through [(bytes, s)], None under two sizes."""
+    if len({x for x, _ in pts}) < 2:
+        return None
+    n, sx, sy = len(pts), sum(x for x, _ in pts), sum(y for _, y in pts)
+    sxx, sxy = sum(x * x for x, _ in pts), sum(x * y for x, y in pts)
+    per = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    return (sy - per * sx) / n, per
+
+
 def stack_bands(measured, simulated):
-    """The stack's one-way time by size, [(0, small, 0), (STACK_SIZES[1], base, per byte)]: the
-    median over the small messages (both patterns) of the measured time on the instant platform
-    less SMPI's there, and above them up to the eager limit the least-squares line through the
-    same differences; measured, simulated: {(pattern, bytes): row}."""
+    """The stack's one-way time by size, [(0, small, 0), (STACK_SIZES[1], base, per byte),
+    (EAGER_LIMIT - 1, base, per byte)]: the median over the small messages (both patterns) of the
+    measured time on the instant platform less SMPI's there; above them up to the eager limit the
+    least-squares line through the same differences; from the eager limit the line through the
+    one-way (pingpong) differences. measured, simulated: {(pattern, bytes): row}."""
     lo, hi = STACK_SIZES
     diff = {k: measured[k]["median_s"] - simulated[k]["median_s"] for k in measured if k in simulated}
     bands = [(0, statistics.median(d for k, d in diff.items() if lo <= k[1] <= hi), 0.0)]
-    pts = [(k[1], d) for k, d in diff.items() if hi < k[1] < EAGER_LIMIT]
-    if len({x for x, _ in pts}) >= 2:
-        n, sx, sy = len(pts), sum(x for x, _ in pts), sum(y for _, y in pts)
-        sxx, sxy = sum(x * x for x, _ in pts), sum(x * y for x, y in pts)
-        per = (n * sxy - sx * sy) / (n * sxx - sx * sx)
-        bands.append((hi, (sy - per * sx) / n, per))
+    mid = _line([(k[1], d) for k, d in diff.items() if hi < k[1] < EAGER_LIMIT])
+    if mid:
+        bands.append((hi, *mid))
+    big = _line([(k[1], d) for k, d in diff.items() if k[1] >= EAGER_LIMIT and k[0] == "pingpong"])
+    if big:
+        bands.append((EAGER_LIMIT - 1, *big))
     return bands
 
 
