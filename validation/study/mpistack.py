@@ -7,7 +7,8 @@ ping-pongs: f = 2.01 for small messages stands for that cluster's software stack
 cloud the route's latency is a wire's (demsim-wire or netem holds each packet that long), and the
 software stack is this machine's: Open MPI's TCP transport, the namespaces' veths and the wire's
 own queue. So the stack is measured here, on the same emulated cloud with every link's latency
-set to 0 (platform-instant.xml: the same containers, cores, quotas and rates), and given to SMPI
+set to 0 and no CPU quota (platform-instant.xml: the same containers, cores and rates; a
+container's quota is the model's own, sim/quota.c), and given to SMPI
 the way SimGrid's calibration guide does, as overheads of the sender and the receiver
 (smpi/os, and smpi/ois for a nonblocking send, and smpi/or: half of it each side) with the
 latency counted once (the root zone's lat_factor,
@@ -69,8 +70,12 @@ def platform_of(args, extra):
 
 
 def instant(src, dst):
-    """dst: the platform src with every link's latency 0."""
+    """dst: the platform src with every link's latency 0 and no CPU quota (a host's cpu_share and
+    cpu_period props dropped): the stack is the software's, and a throttled rank's waits, which the
+    model charges by its own quota (sim/quota.c) in the DEM runs, would otherwise be counted in it
+    again (at half a core per 10 ms they made the rendezvous band 1 ms at 64 KiB)."""
     text = re.sub(r'(<link\b[^>]*?\blatency=")[^"]*(")', r"\g<1>0\g<2>", open(src).read())
+    text = re.sub(r'[ \t]*<prop id="cpu_(?:share|period)" value="[^"]*"/>\n?', "", text)
     with open(dst, "w") as f:
         f.write(text)
     return dst
