@@ -230,7 +230,8 @@ static int filter_destination(dem_cloud_t *cloud, char *ns, int j, char *classid
 
 /* Where the kernel has no netem: container i's packets to each other container j go through the
  * netfilter queue j+1 of its namespace (iptables' NFQUEUE in mangle POSTROUTING, before the htb
- * class), where demsim-wire (run/wire.c, beside this program, in the cgroup <prefix>wire) holds
+ * class), where demsim-wire (run/wire.c, beside this program, in the cgroup <prefix>wire, on i's
+ * own cores) holds
  * each until it has crossed a wire of the pair's rate and one-way latency. Nothing is done where
  * iptables or demsim-wire is missing (htb's rate only, cloud->wire left 0). */
 static int build_wire(dem_cloud_t *cloud, int i)
@@ -240,7 +241,8 @@ static int build_wire(dem_cloud_t *cloud, int i)
   if (beside_self("demsim-wire", tool, sizeof tool) || (!cloud->dry_run && dem_cloud_exec(probe, 1))) return 0;
   snprintf(cgroup, sizeof cgroup, "%s/%swire", CPUSET_ROOT, cloud->prefix);
   int k = 0;
-  char *head[] = {tool, "--netns", ns, "--cgroup", cgroup, "--name", cloud->c[i].name};
+  char *head[] = {tool, "--netns", ns, "--cgroup", cgroup, "--cpus", (char *)cloud->c[i].cpus, "--name",
+                  cloud->c[i].name};
   for (size_t w = 0; w < sizeof head / sizeof *head; w++) args[k++] = head[w];
   for (int j = 0; j < cloud->n && k < MAX_WORDS - 1; j++) {
     if (j == i || cloud->bw[i][j] <= 0) continue;

@@ -8,7 +8,7 @@
  * becomes, with Ethernet's header, FCS, preamble and gap), and arrives the latency later
  * (run/wireline.h: that arithmetic, tested by tests/test_wireline.c).
  *
- *   demsim-wire [--netns NS] [--cgroup DIR] [--name CONTAINER] QUEUE=SECONDS[,BYTES_PER_S] ...
+ *   demsim-wire [--netns NS] [--cgroup DIR] [--cpus LIST] [--name CONTAINER] QUEUE=SECONDS[,BYTES_PER_S] ...
  *
  * Why here and not only in the kernel's shapers: htb and tbf need a burst of several packets to
  * keep their rate with the timer lateness of a virtual machine, and then pass a lone message of
@@ -123,7 +123,28 @@ static double release_due(void)
   return next;
 }
 
-static int parse(int argc, char **argv, const char **cgroup, const char **name, const char **netns)
+/* The CPU set of a list such as "0", "1,3" or "0-2": 0, or -1 when it is not one. */
+static int cpu_list(const char *text, cpu_set_t *set)
+{
+  CPU_ZERO(set);
+  for (const char *p = text; *p;) {
+    char *end;
+    long lo = strtol(p, &end, 10), hi = lo;
+    if (end == p || lo < 0) return -1;
+    if (*end == '-') {
+      p = end + 1;
+      hi = strtol(p, &end, 10);
+      if (end == p || hi < lo) return -1;
+    }
+    if (hi >= CPU_SETSIZE) return -1;
+    for (long c = lo; c <= hi; c++) CPU_SET((int)c, set);
+    if (*end && *end != ',') return -1;
+    p = *end ? end + 1 : end;
+  }
+  return CPU_COUNT(set) ? 0 : -1;
+}
+
+static int parse(int argc, char **argv, const char **cgroup, const char **name, const char **netns, const char **cpus)
 {
   queues = calloc(MAX_QUEUES, sizeof *queues);
   if (!queues) return -1;
@@ -132,6 +153,12 @@ static int parse(int argc, char **argv, const char **cgroup, const char **name, 
     if (strcmp(argv[a], "--cgroup") == 0 && a + 1 < argc) { *cgroup = argv[++a]; continue; }
     if (strcmp(argv[a], "--name") == 0 && a + 1 < argc) { *name = argv[++a]; continue; }
     if (strcmp(argv[a], "--netns") == 0 && a + 1 < argc) { *netns = argv[++a]; continue; }
+    if (strcmp(argv[a], "--cpus") == 0 && a + 1 < argc) {
+      cpu_set_t set;
+      *cpus = argv[++a];
+      if (cpu_list(*cpus, &set)) return -1;
+      continue;
+    }
     long num = strtol(argv[a], &end, 10);
     if (nq >= MAX_QUEUES || end == argv[a] || *end != '=' || num < 0 || num > 65535) return -1;
     double delay = strtod(end + 1, &end), rate = 0;
@@ -164,8 +191,16 @@ static struct nfq_handle *open_queues(void)
   return h;
 }
 
-static void realtime(void)
+/* Real-time priority, on the container's own cores where given: the sender's wire then takes its
+ * microseconds from the sender, which waits for the answer anyway, and not from the receiver, which
+ * must take the packet (on this 2-core VM the small messages' stack was 20-24 us one way with each
+ * wire on its container's core, 40-56 us on the other one, either at random when left free:
+ * BENCHMARKS.md "The emulated wire"). */
+static void realtime(const char *cpus)
 {
+  cpu_set_t set;
+  if (cpus && !cpu_list(cpus, &set) && sched_setaffinity(0, sizeof set, &set))
+    fprintf(stderr, "demsim-wire: note: cannot keep to cores %s (%s)\n", cpus, strerror(errno));
   struct sched_param sp = {.sched_priority = 50};
   if (sched_setscheduler(0, SCHED_FIFO, &sp))
     fprintf(stderr, "demsim-wire: note: no real-time priority (%s): releases may be late under load\n",
@@ -237,18 +272,21 @@ static int enter(const char *netns)
 
 int main(int argc, char **argv)
 {
-  const char *cgroup = NULL, *name = "", *netns = NULL;
+  const char *cgroup = NULL, *name = "", *netns = NULL, *cpus = NULL;
   if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    printf("usage: demsim-wire [--netns NS] [--cgroup DIR] [--name CONTAINER] QUEUE=SECONDS[,BYTES_PER_S] ...\n"
+    printf("usage: demsim-wire [--netns NS] [--cgroup DIR] [--cpus LIST] [--name CONTAINER] "
+           "QUEUE=SECONDS[,BYTES_PER_S] ...\n"
            "Holds the packets of each netfilter queue of network namespace NS (default: this one) until they\n"
            "have crossed a wire of that one-way latency (s) and rate (B/s, Ethernet frames), then accepts them.\n"
-           "Goes to the background (into cgroup DIR) once bound; SIGTERM releases what it holds and prints\n"
+           "Goes to the background (into cgroup DIR, on the cores of LIST, e.g. 0 or 0-1,3) once bound; SIGTERM\n"
+           "releases what it holds and prints\n"
            "how many packets each queue carried. Exit status: 0, 2 on bad arguments, 1 when it cannot bind.\n");
     return 0;
   }
-  if (parse(argc, argv, &cgroup, &name, &netns))
-    return fprintf(stderr, "demsim-wire: expected [--netns NS] [--cgroup DIR] [--name CONTAINER] "
-                   "QUEUE=SECONDS[,BYTES_PER_S] ... (a queue 0-65535, a latency 0-1 s, a rate >= 0)\n"), 2;
+  if (parse(argc, argv, &cgroup, &name, &netns, &cpus))
+    return fprintf(stderr, "demsim-wire: expected [--netns NS] [--cgroup DIR] [--cpus LIST] [--name CONTAINER] "
+                   "QUEUE=SECONDS[,BYTES_PER_S] ... (a queue 0-65535, a latency 0-1 s, a rate >= 0, cores such as "
+                   "0-1,3)\n"), 2;
   struct sigaction sa = {0};
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, NULL);
@@ -258,7 +296,7 @@ int main(int argc, char **argv)
   if (!h) return 1;
   fflush(stdout);
   if (background(cgroup)) return 1;
-  realtime();
+  realtime(cpus);
   loop(h);
   for (int i = 0; i < nq; i++) {
     wire_queue_t *q = &queues[i];

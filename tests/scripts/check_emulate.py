@@ -35,7 +35,8 @@ stack and a rendezvous stack of 150 us + 20 us per MiB (validation/study/mpistac
 64 KiB and 8 MiB one way are the closed form stack + 70 us + size / (125 MB/s x the bandwidth
 factor) below 64 KiB, 3 x 70 us + the rendezvous stack + the size term from there, within 1 %.
 Where the kernel has no netem, cloud also reads back demsim-wire: the NFQUEUE rule of each
-namespace, the wire process with the route's 70 us and 125 MB/s in the cloud's wire cgroup, an
+namespace, the wire process with the route's 70 us and 125 MB/s in the cloud's wire cgroup, on
+its container's core, an
 8 B message one way no faster than the 70 us it holds, the htb classes behind it with a burst of
 about 1 MB (so that they never hold what the wire releases), and no wire process left behind.
 Exits 1 naming what did not hold."""
@@ -338,6 +339,12 @@ def read_wire(prefix, i, other, failures):
     if not any(f"--netns {ns} " in l and f" {other}=7e-05,125000000" in l for l in lines):
         failures.append(f"{ns}: expected demsim-wire --netns {ns} ... {other}=7e-05,125000000 in {prefix}wire, got: "
                         f"{lines}")
+    # each wire on its own container's core (the containers take cores in order: container i core i)
+    mine = [p for p in procs if os.path.exists(f"/proc/{p}")
+            and f"--netns {ns} " in open(f"/proc/{p}/cmdline").read().replace("\0", " ")]
+    cores = [sorted(os.sched_getaffinity(int(p))) for p in mine]
+    if cores != [[i]]:
+        failures.append(f"{ns}: expected its demsim-wire on core {i} alone (--cpus), got {cores}")
     print(f"{ns}: no netem: NFQUEUE to queue {other}, demsim-wire {'running' if lines else 'MISSING'}")
 
 
