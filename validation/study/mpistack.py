@@ -127,10 +127,8 @@ def _line(pts):
     """(base, per byte): the least-squares line through [(bytes, s)], None under two sizes."""
     if len({x for x, _ in pts}) < 2:
         return None
-    n, sx, sy = len(pts), sum(x for x, _ in pts), sum(y for _, y in pts)
-    sxx, sxy = sum(x * x for x, _ in pts), sum(x * y for x, y in pts)
-    per = (n * sxy - sx * sy) / (n * sxx - sx * sx)
-    return (sy - per * sx) / n, per
+    per, base = statistics.linear_regression([x for x, _ in pts], [y for _, y in pts])
+    return base, per
 
 
 def stack_bands(measured, simulated):
