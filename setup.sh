@@ -19,8 +19,16 @@ case "$mode" in deps|run|test) ;; -h|--help) sed -n '2,12p' "$0"; exit 0;;
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
+# the packages, Zoltan, both builds and the test suite's outputs take about 1.5 GB; a full disk
+# shows up late and far away (PoCL's compiler cannot write its kernel cache), so say so first
+free_mb=$(df -Pm "$top" | awk 'NR==2 {print $4}')
+if [ "${free_mb:-0}" -lt 2048 ]; then
+  echo "setup.sh: warning: only ${free_mb} MB free on $(df -P "$top" | awk 'NR==2 {print $6}');" \
+       "installing, building and testing need about 1.5 GB" >&2
+fi
+
 packages=(build-essential cmake pkg-config ca-certificates dpkg-dev
-  libsimgrid-dev simgrid
+  libsimgrid-dev  # smpicc, smpirun (it also provides the virtual package "simgrid")
   libopenmpi-dev openmpi-bin libtrilinos-zoltan-dev
   libhdf5-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
@@ -57,13 +65,17 @@ if [ ! -f "$zlib" ]; then
   done
   aptopts=(-o "Dir::Etc::SourceList=$srclist" -o "Dir::Etc::SourceParts=/nonexistent"
            -o "Dir::State::Lists=$deps/apt/lists" -o "Debug::NoLocking=1")
-  if ! ls -d "$deps"/src/trilinos-*/packages/zoltan >/dev/null 2>&1; then
+  if ! ls -d "$deps"/src/*/packages/zoltan >/dev/null 2>&1; then
     echo "== fetching Debian's trilinos source package (for Zoltan)"
     apt-get "${aptopts[@]}" update -q
     (cd "$deps/src" && apt-get "${aptopts[@]}" source --download-only trilinos)
-    (cd "$deps/src" && dpkg-source --no-check -x trilinos_*.dsc >/dev/null)
+    # only Zoltan's own tree, without its 200 MB of tests and docs (none of Debian's patches
+    # touches Zoltan); the 160 MB tarball goes once unpacked: a full tree takes 1 GB of disk
+    (cd "$deps/src" && tar -xzf trilinos_*.orig.tar.gz --wildcards '*/packages/zoltan/*' \
+       --exclude='*/packages/zoltan/test' --exclude='*/packages/zoltan/doc' &&
+     rm -f trilinos_*.orig.tar.gz)
   fi
-  zsrc=$(ls -d "$deps"/src/trilinos-*/packages/zoltan | head -1)
+  zsrc=$(ls -d "$deps"/src/*/packages/zoltan | head -1)
   echo "== building Zoltan with smpicc from $zsrc"
   rm -rf "$deps/zoltan-build" && mkdir -p "$deps/zoltan-build"
   (cd "$deps/zoltan-build" &&

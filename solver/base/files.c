@@ -1,6 +1,8 @@
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "base/files.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,4 +23,17 @@ int dem_files_make_dirs(const char *path)
       *p = '/';
     }
   return (mkdir(tmp, 0777) && errno != EEXIST) ? -1 : 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+  (void)st, (void)flag, (void)ftw;
+  return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+int dem_files_remove_tree(const char *path)
+{
+  struct stat st;
+  if (lstat(path, &st)) return errno == ENOENT ? 0 : -1;
+  return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -149,7 +149,10 @@ static int smpirun_own_tmpdir(char **args)
     setenv("TMPDIR", saved, 1);
   else
     unsetenv("TMPDIR");
-  rmdir(tmp); /* empty unless SMPI left copies behind: then kept, for a look */
+  /* SMPI removes its copies when the ranks end well; a run that aborts or is killed leaves them
+   * (several MB a rank), and a test suite full of such runs would fill the disk */
+  if (dem_files_remove_tree(tmp))
+    fprintf(stderr, "demsim: cannot remove the temporary directory %s: %s\n", tmp, strerror(errno));
   return rc;
 }
 
