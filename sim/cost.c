@@ -234,6 +234,11 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   fault and a zeroed page per 4 KiB; the host's first_touch_bw says how many such bytes a
    *   second (platforms/README.md). `bytes` is new memory (sim_cost_t.fresh), no traffic. */
   [DEM_WORK_FIRST_TOUCH] = {SIM_ON_OS, {0, 0, 0, 0}, {0, 0, 0, 0}},
+  /* SCAN (host, solver/domain/ghosts.c's registration): `bytes` streamed once; per `particles`
+   *   a comparison (the layer's largest radius: one a particle; the bounding box: six); per
+   *   particle-box test (`pairs`, within()) the first axis's two bounds and two comparisons, 4
+   *   scalar flops: the first axis decides for all but the particles near the box. */
+  [DEM_WORK_SCAN] = {SIM_ON_HOST, {1, 4, 0, 0}, {0, 0, 0, 1}, {0}, 1},
 };
 
 static int bad(double x) { return !isfinite(x) || x < 0.0; }

@@ -223,6 +223,23 @@ static void test_first_touch(void)
   CU_ASSERT_STRING_EQUAL(dem_clock_kind_name(DEM_WORK_FIRST_TOUCH), "first_touch");
 }
 
+/* The ghost registration's passes (SCAN), by hand from sim/cost.c: 1,000 comparisons (the layer's
+ * radii and boxes), 2,000 particle-box tests of 4 flops and 48,000 B streamed: 9,000 flops, all
+ * scalar (on a core of 4 FP64 lanes they weigh 36,000), 48,000 B, on the host, nothing gathered. */
+static void test_scan(void)
+{
+  dem_work_t w = {.kind = DEM_WORK_SCAN, .particles = 1000, .pairs = 2000, .bytes = 48000};
+  sim_cost_t c;
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
+  CU_ASSERT_EQUAL(c.place, SIM_ON_HOST);
+  CU_ASSERT_DOUBLE_EQUAL(c.flops, 9000.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.scalar, 9000.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.bytes, 48000.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.gathers, 0.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(sim_cost_cpu_flops(&c, 1e9, 1e8, 4.0), 36000.0, 1e-6);
+  CU_ASSERT_STRING_EQUAL(dem_clock_kind_name(DEM_WORK_SCAN), "scan");
+}
+
 /* device.code_cost: a code that costs f times demsim's kernels. sim_cost_scale multiplies the
  * operations and their traffic and keeps the reuse windows; charged, N particles of the
  * integrator (streaming, no gathers, so no window) at f = 2 take exactly what 2N take at f = 1
@@ -261,6 +278,7 @@ static CU_TestInfo tests[] = {
   {"divisions and square roots at the divider's rate", test_divider},
   {"device.cost = measured: a timed kernel is charged its flops at the container's speed", test_measured_kernel},
   {"new memory is charged at the container's first_touch_bw", test_first_touch},
+  {"the ghost registration's passes are scalar host work", test_scan},
   {"device.code_cost: another code's kernels at f times demsim's", test_code_cost},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};

@@ -23,6 +23,9 @@ typedef enum dem_work_kind {
   DEM_WORK_STORAGE,      /* `bytes` written to or read from the container's storage (checkpoints) */
   DEM_WORK_FIRST_TOUCH,  /* `bytes` of fresh memory written for the first time (the OS maps and zeroes
                           * its pages: page faults) */
+  DEM_WORK_SCAN,         /* host: passes over the particles (the ghost registration's layer, boxes,
+                          * candidates and border order): `bytes` streamed, `particles` comparisons,
+                          * `pairs` particle-box tests */
   DEM_WORK_KIND_COUNT
 } dem_work_kind_t;
 

@@ -206,6 +206,8 @@ static int ghost_layer(dem_ghosts_t *g, dem_sim_t *sim, double *reach)
   double r_max = 0.0;
   for (size_t i = 0; i < p->n; i++)
     if (p->radius[i] > r_max) r_max = p->radius[i];
+  dem_work_t w = {.kind = DEM_WORK_SCAN, .particles = (double)p->n, .bytes = (double)p->n * sizeof(double)};
+  dem_clock_charge(&w);
   dem_parallel_max_double(&r_max, 1);
   g->layer = 2.0 * r_max + sim->prm.skin;
   /* a little extra for rounding in the distance tests: being generous only costs a few ghosts */
@@ -217,6 +219,8 @@ static int ghost_layer(dem_ghosts_t *g, dem_sim_t *sim, double *reach)
       if (x < bb[a]) bb[a] = x;
       if (x > bb[3 + a]) bb[3 + a] = x;
     }
+  w = (dem_work_t){.kind = DEM_WORK_SCAN, .particles = 6.0 * (double)p->n, .bytes = (double)p->n * 3 * sizeof(double)};
+  dem_clock_charge(&w);
   if (grow((void **)&g->bboxes, &g->bboxes_cap, 6 * (size_t)g->ranks, sizeof(double))) return -1;
   dem_parallel_allgather_double(bb, 6, g->bboxes);
   return 0;
@@ -347,6 +351,10 @@ static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, int
     for (int r = 0; r < nr; r++)
       if (r != me && within(g->bboxes + 6 * r, p->pos + 3 * i, reach)) cand[out_first[r] + fill[r]++] = (int32_t)i;
   free(fill);
+  /* the two passes over the positions, each particle against every other rank's box */
+  dem_work_t scan = {.kind = DEM_WORK_SCAN, .pairs = 2.0 * (double)p->n * (double)(nr - 1),
+                     .bytes = 2.0 * (double)p->n * 3 * sizeof(double)};
+  dem_clock_charge(&scan);
   dem_parallel_alltoall_int(g->count_to, g->count_from);
   for (int r = 0; r < nr; r++) n_in += (size_t)g->count_from[r];
   for (int r = 0; in_first && r < nr; r++) in_first[r + 1] = in_first[r] + (size_t)g->count_from[r];
@@ -371,6 +379,10 @@ static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, int
   if (n_in > 0 && p->n > 0 &&
       (!g->grid || dem_grid_build(g->grid, p->pos, p->n, reach, g->bboxes + 6 * me, &bad_at)))
     bad = 1;
+  if (n_in > 0 && p->n > 0) { /* the grid is built only for candidates to answer */
+    dem_work_t binning = {.kind = DEM_WORK_BINNING, .particles = (double)p->n};
+    dem_clock_charge(&binning);
+  }
   for (size_t q = 0; !bad && p->n > 0 && q < n_in; q++) ans_out[q] = (char)near_any(g->grid, p->pos, xin + 3 * q, reach);
   /* round 2: the answers */
   bad |= post(g, ans_in, g->count_to, out_first, 1, TAG_ANSWER, 1);
@@ -393,7 +405,9 @@ static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, int
   g->stats.bytes += (double)(n_out + n_in) * (3 * sizeof(double) + 1);
   dem_work_t w = {.kind = DEM_WORK_PACK, .bytes = (double)(n_out + n_in) * (3 * sizeof(double) + 1)};
   dem_clock_charge(&w);
-  w = (dem_work_t){.kind = DEM_WORK_BINNING, .particles = (double)p->n};
+  /* border_and_lists' order below: border read three times, the permutation and its inverse
+   * written (8 B each), the permutation read again */
+  w = (dem_work_t){.kind = DEM_WORK_SCAN, .bytes = (double)p->n * (3.0 + 3.0 * sizeof(size_t))};
   dem_clock_charge(&w);
   free(cand); free(xout); free(xin); free(ans_out); free(ans_in); free(out_first); free(in_first);
   return border_and_lists(g, p, np, border, old_to_new, bad, moved);

@@ -20,7 +20,7 @@ particles, 20 steps) must end well, each rank on its own core, and leave nothing
 Then `demsim exec ... --emulate -- demsim-pingpong`: an 8 MiB message one way at 80-102 % of the
 route's shaped 125 MB/s (the shaping holds, and TCP fills it), and nothing left behind. Then
 `validation/study/compare_real.py scenarios/emulated/network-pair.cfg --emulate` at a tiny size
-(20,000 particles, 10 steps, NOW, contact): its compare_real.json has the 42 message rows and the
+(20,000 particles, 10 steps, NOW, contact, two SMPI runs): its compare_real.json has the 42 message rows and the
 DEM's, the ghost bytes alike emulated and simulated (the same decomposition), every time positive,
 the MPI stack measured on the instant platform (0 to 1 ms) and in platform-stack.xml;
 and with `--hostmap scenarios/emulated/hostmap-pair.cfg --cpu-share c1=0.5,0.01` (this machine probed,
@@ -202,8 +202,8 @@ def check_compare_emulated(a, failures):
     out = os.path.join(a.out, "compare")
     cmd = ["/usr/bin/python3", os.path.join(SOURCE, "validation", "study", "compare_real.py"),
            os.path.join(SOURCE, "scenarios", "emulated", "network-pair.cfg"), "--emulate", "--out", out,
-           "--repeats", "1", "--steps", "10", "--particles", "20000", "--lattices", "contact", "--policies", "NOW",
-           "--native", a.demsim]
+           "--repeats", "1", "--sim-repeats", "2", "--steps", "10", "--particles", "20000", "--lattices", "contact",
+           "--policies", "NOW", "--native", a.demsim]
     smpi = os.path.join(SOURCE, "build", "smpi", "demsim")
     if not os.access(smpi, os.X_OK):
         print("compare_real --emulate: skipped (no SMPI build)")
@@ -220,6 +220,12 @@ def check_compare_emulated(a, failures):
         failures.append(f"compare_real --emulate: {len(messages)} message rows (42 expected), ghost rows {ghosts}")
     if any(not (r["measured"] > 0 and r["predicted"] > 0) for r in rows):
         failures.append("compare_real --emulate: a time that is not positive")
+    # two SMPI runs a row (noise seeds 0 and 1): the one kept lies within their spread
+    dem = [r for r in rows if r["what"] != "message time (s)"]
+    if not dem or any(not r["predicted_spread"][0] <= r["predicted"] <= r["predicted_spread"][1] for r in dem) or \
+            not os.path.isfile(os.path.join(out, "runs", "smpi", "contact-NOW-seed1", "summary.json")):
+        failures.append(f"compare_real --emulate --sim-repeats 2: no second SMPI run, or a prediction outside its "
+                        f"spread: {[(r['what'], r['predicted'], r.get('predicted_spread')) for r in dem]}")
     stack = json.load(open(os.path.join(out, "stack.json")))["stack_one_way_s"]
     plat = open(os.path.join(out, "platform-stack.xml")).read()
     if not 0 < stack < 1e-3 or f'id="smpi/os" value="0:{stack / 2:.6g}:0;' not in plat or 'id="lat_factor"' not in plat:

@@ -262,6 +262,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(TOP, "out", "compare-real"))
     ap.add_argument("--policies", nargs="+", default=["NOW", "RW"])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--sim-repeats", type=int, default=3,
+                    help="with --emulate: SMPI runs per row, noise.seed 0, 1, ... (the median by the ghost exchange, "
+                         "as the emulated runs'; a scenario without noise gives the same run each time): 3")
     ap.add_argument("--quick", action="store_true", help="a quick probe")
     ap.add_argument("--native", default=os.path.join(TOP, "build", "native", "demsim"))
     ap.add_argument("--smpi", default=os.path.join(TOP, "build", "smpi", "demsim"))
@@ -276,8 +279,8 @@ def main():
         if not os.access(path, os.X_OK):
             fail(f"{what} {path}: not an executable demsim (build it: cmake --build --preset "
                  f"{'native' if what == '--native' else 'smpi'})")
-    if args.repeats < 1:
-        fail(f"--repeats {args.repeats}: expected at least 1")
+    if args.repeats < 1 or args.sim_repeats < 1:
+        fail(f"--repeats {args.repeats}, --sim-repeats {args.sim_repeats}: expected at least 1 each")
     args.scenario = os.path.abspath(args.scenario)
     if args.emulate:
         return emulate(args, extra)

@@ -3,7 +3,7 @@
 
     validation/study/compare_real.py SCENARIO --emulate [--out DIR] [--repeats R] [--steps S]
         [--particles N] [--lattices contact apart] [--policies NOW RW] [--runs RUNDIR] [--resume]
-        [-- extra demsim options]
+        [--sim-repeats K] [-- extra demsim options]
 
 The scenario's containers (platform.file, platform.hosts, two of them: e.g. two one-core containers
 on two nodes of platforms/openstack.xml) run twice: on an emulated cloud on this machine
@@ -15,7 +15,10 @@ route shaped by tc to SimGrid's route on platform.file) and under SMPI on platfo
   (b) the DEM: the scenario itself, particles in contact (problem.diameter_ratio 1.001, about six
       contacts each, as scenarios/bench-contact.cfg) and apart (0.99), N particles, S steps, for each policy (RW repartitions every S/5 steps), R emulated runs
       interleaved (lattice, policy, lattice, policy, ...; the median kept, the spread reported)
-      and one simulated run. The network's part is compared: the ghost exchange per step
+      and K simulated runs (noise.seed 0 to K-1, default 3; the median kept, the spread in
+      compare_real.json's predicted_spread): where the scenario has noise (network-pair.cfg does),
+      each seed lets the steps fall differently against a quota's windows, as the emulated runs'
+      do from one run to the next; the model has no other source of run-to-run change. The network's part is compared: the ghost exchange per step
       (summary.json time_breakdown_s ghost_comm_s over the steps run: rank 0's time in MPI
       beyond waiting for a slower rank), the ghost bytes a rank sends and receives per step, and
       the repartition (partition + migration). The computing is this machine's cores against
@@ -137,9 +140,16 @@ def dem_runs(args, extra):
     for (lat, pol), r in res.items():
         r["native"] = {c: sorted(runs, key=comm_per_step)[(args.repeats - 1) // 2]
                        for c, runs in r["native_all"].items()}
-        d = os.path.join(args.runs, "smpi", f"{lat}-{pol}")
-        r["smpi"] = run_once(args, args.smpi, pol, d, ["--set", f"problem.diameter_ratio={LATTICES[lat]}"] + common)
+        r["smpi_all"] = [run_once(args, args.smpi, pol, smpi_dir(args, lat, pol, k),
+                                  ["--set", f"problem.diameter_ratio={LATTICES[lat]}", "--set", f"noise.seed={k}"]
+                                  + common) for k in range(args.sim_repeats)]
+        r["smpi"] = sorted(r["smpi_all"], key=comm_per_step)[(args.sim_repeats - 1) // 2]
     return res
+
+
+def smpi_dir(args, lat, pol, seed):
+    """An SMPI run's folder: RUNS/smpi/LATTICE-POLICY for noise seed 0, then -seed<k>."""
+    return os.path.join(args.runs, "smpi", f"{lat}-{pol}" + (f"-seed{seed}" if seed else ""))
 
 
 def merge_rounds(rounds):
@@ -254,6 +264,7 @@ def dem_rows(res, probed=False):
             measured = {c: (f(r["native"][c]), [min(map(f, runs)), max(map(f, runs))])
                         for c, runs in r["native_all"].items()}
             x = row(what, f"{lat} {pol}", f(r["smpi"]), measured)
+            x["predicted_spread"] = [min(map(f, r["smpi_all"])), max(map(f, r["smpi_all"]))]
             if cores and what.startswith(("computing", "total")):
                 x = {k: (None if k.startswith("error") else v) for k, v in x.items()}
             rows.append(x)
@@ -458,7 +469,9 @@ def report(args, extra, rows, started, emu, smpi):
                 ". ") + "Emulated "
              f"messages: median of {args.repeats} round(s) of every size (spread: min-max of all repetitions); "
              f"DEM: {args.particles} particles, {args.steps} steps, {args.repeats} emulated run(s) per row "
-             "(median by the ghost exchange; spread: min-max), one SMPI run. Total time: the time loop (summary.json's "
+             f"(median by the ghost exchange; spread: min-max), {args.sim_repeats} SMPI run(s) with noise seeds "
+             f"0-{args.sim_repeats - 1} (the median by the ghost exchange: the steps fall differently against a quota's "
+             "windows with each seed, as the emulated runs' do from run to run). Total time: the time loop (summary.json's "
              "sim_time_s, as compare_real.py compares it; set-up and the last output are outside it). "
              "Error = (predicted - measured) / measured.",
              "", "## Messages by size band", ""] + band_lines(rows, configs(args)) + [
