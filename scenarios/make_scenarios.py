@@ -10,6 +10,7 @@ Container names are those of platforms/openstack.xml.
 """
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -50,6 +51,24 @@ def noise_line():
 # speed"), as its report rounds it. The spiky scenarios keep demsim's code (their burst periods are
 # set in repartition intervals of it); default.cfg and the benchmarks are not written here.
 CODE_COST = os.path.join(HERE, "..", "validation", "code_cost", "code_cost.json")
+
+
+# The hand-written scenarios of scenarios/emulated/ (compared with real runs: compare_real.py) carry
+# the same noise line: main() rewrites it there, so that NOISE is its one source.
+EMULATED = ("emulated/network-pair.cfg", "emulated/case1-local.cfg")
+
+
+def sync_noise():
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in EMULATED:
+        path = os.path.join(here, name)
+        lines = open(path).read().split("\n")
+        hits = [i for i, line in enumerate(lines) if line.startswith("noise = {")]
+        if len(hits) != 1:
+            sys.exit(f"make_scenarios.py: {path}: expected one line starting 'noise = {{', found {len(hits)}")
+        lines[hits[0]] = noise_line()
+        with open(path, "w") as f:
+            f.write("\n".join(lines))
 
 
 def code_cost_line():
@@ -117,6 +136,7 @@ def main():
               f"repartition intervals and a duty cycle of {duty} % ({on:.4g} s on, {off:.4g} s off)",
               dem, [f'{{ host = "n1-cn6700-2b"; kind = "vm"; workers = 2; bytes = 2.0e9; start = 0.0; '
                     f'on = {on:.6g}; off = {off:.6g}; }}'], study_code=False)
+    sync_noise()
 
 
 if __name__ == "__main__":

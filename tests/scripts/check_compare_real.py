@@ -68,7 +68,7 @@ def main():
 
     out = os.path.join(a.out, "report")
     cmd = ["/usr/bin/python3", os.path.join(TOP, "validation", "study", "compare_real.py"), scen, "--hostmap", hostmap, "--out", out,
-           "--quick", "--repeats", "1", "--native", a.native, "--smpi", a.smpi]
+           "--quick", "--repeats", "1", "--sim-repeats", "2", "--native", a.native, "--smpi", a.smpi]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(p.stdout[-4000:])
     check(p.returncode == 0, f"compare_real.py exit {p.returncode}")
@@ -95,6 +95,15 @@ def main():
         k = json.load(open(pi))["nodes"][0]["contact_kernel_1core"] if os.path.isfile(pi) else {}
         check(len(k.get("interleaved_s", [])) == 1 and 0 < k["interleaved_s"][0] < 10, f"interleaved samples {k}")
         check("samples taken before each round" in open(os.path.join(out, "COMPARE.md")).read(), "COMPARE.md core rate")
+        # two SMPI runs a policy (noise seeds 0 and 1); --resume makes no run again and keeps the date
+        check(os.path.isfile(os.path.join(out, "smpi", "RW-seed1", "summary.json")), "the second SMPI run")
+        native = os.path.join(out, "native", "NOW-1", "summary.json")
+        before = (os.path.getmtime(native), rep.get("measured_from"))
+        p = subprocess.run(cmd + ["--resume"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        again = json.load(open(os.path.join(out, "compare_real.json")))
+        check(p.returncode == 0 and (os.path.getmtime(native), again.get("measured_from")) == before and before[1],
+              f"--resume: exit {p.returncode}, native run and its date {before} -> "
+              f"{(os.path.getmtime(native), again.get('measured_from'))}: {p.stdout[-800:]}")
     bad = os.path.join(a.out, "bad-map.cfg")
     with open(bad, "w") as f:
         f.write(MAP.replace('container = "c1"; host = "localhost"; cores = "1"', 'container = "c1"; host = "localhost"; cores = "0"'))

@@ -12,6 +12,7 @@ the noisy runs record their seed and the scenario's cpu noise, the noiseless one
 damping_noise.py on spiky-p2-d50 under NOW, RW and RW5, seeds 1 and 2: exit status 0;
 DAMPING-NOISE.md with the table and "What it says"; damping_noise.png; the noise's correlation
 time scaled by the JSON's noise_factor (below 1 at this scale) in every noisy run's summary.
+The emulated scenarios' noise line is make_scenarios.py's.
 Bad arguments (--seeds 0, an unknown scenario) exit with 2. Exit status 0 when all holds, else 1.
 """
 import json
@@ -25,7 +26,7 @@ STUDY = os.path.join(TOP, "validation", "study")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "scenarios"))
 import checking  # noqa: E402
-from make_scenarios import NOISE  # noqa: E402
+from make_scenarios import EMULATED, NOISE, noise_line  # noqa: E402
 
 WHO = "check_noise_studies.py"
 
@@ -41,6 +42,14 @@ def study(script, out, demsim, args):
 def summary(out, seed, run):
     with open(os.path.join(out, str(seed), run, "summary.json")) as f:
         return json.load(f)
+
+
+def check_emulated_noise(errors):
+    """The scenarios compared with real runs carry make_scenarios.py's noise line as it writes it."""
+    for name in EMULATED:
+        path = os.path.join(TOP, "scenarios", name)
+        if noise_line() not in open(path).read().split("\n"):
+            errors.append(f"{path}: its noise line is not make_scenarios.py's ({noise_line()}): run it")
 
 
 def check_oscillation(demsim, out, errors):
@@ -106,6 +115,7 @@ def check_bad_arguments(demsim, out, errors):
 def main():
     a = checking.args(__doc__)
     errors = []
+    check_emulated_noise(errors)
     check_oscillation(a.demsim, os.path.join(a.out, "oscillation"), errors)
     check_damping_noise(a.demsim, os.path.join(a.out, "damping"), errors)
     check_bad_arguments(a.demsim, os.path.join(a.out, "bad"), errors)

@@ -3,7 +3,7 @@
 of a host map and under SMPI on a platform probed from those machines, NOW and RW.
 
     validation/study/compare_real.py SCENARIO --hostmap MAP [--probe PROBE.json] [--out DIR]
-        [--policies NOW RW] [--repeats R] [--quick] [-- extra demsim options]
+        [--policies NOW RW] [--repeats R] [--sim-repeats K] [--resume] [--quick] [-- extra demsim options]
 
 1. Probe: unless --probe gives an earlier probe.json, `demsim probe` (native build) measures the
    real hosts the map names (memory bandwidth, kernel rates, network) into DIR/probe/probe.json.
@@ -18,8 +18,10 @@ of a host map and under SMPI on a platform probed from those machines, NOW and R
    on every core at once before each round (validation/calibrate_cost, as `demsim probe` does),
    and the platform's core rate is taken from the median of those samples and the probe's
    (DIR/probe-interleaved.json), so that it is the host's over the runs, not at the probe's moment.
-   Then once under SMPI on DIR/platform.xml (the simulated run is deterministic). The options
-   after `--` go to every run.
+   Then K times under SMPI on DIR/platform.xml (--sim-repeats, 3: noise.seed 0 to K-1, the median
+   by total time kept; a scenario without noise gives the same run K times, the simulation being
+   deterministic). The options after `--` go to every run. --resume keeps what DIR already holds
+   (the probe, the kernel samples, every run with its summary.json) and runs only what is missing.
 5. Report: DIR/COMPARE.md (total time, lambda, per-rank load and the gain of each policy over
    NOW, predicted against measured with the error), DIR/compare_real.json, DIR/compare_real.png.
 With --emulate (as root, native build): the scenario's containers on an emulated cloud on this
@@ -62,6 +64,8 @@ def probe(args, hosts):
             fail(f"--probe {args.probe}: no such file (expected a probe.json written by `demsim probe`)")
         return args.probe
     out = os.path.join(args.out, "probe")
+    if args.resume and os.path.isfile(os.path.join(out, "probe.json")):
+        return os.path.join(out, "probe.json")
     cmd = [args.native, "probe", "--hosts", ",".join(hosts), "--out", out] + (["--quick"] if args.quick else [])
     print("probe: " + " ".join(cmd), flush=True)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -86,25 +90,27 @@ def run_all(args, extra):
     rate is the host's over the time of the runs (interleaved_platform), not that of the probe's
     moment only."""
     res = {pol: {"native_all": []} for pol in args.policies}
-    samples = []
-    if os.path.exists(os.path.join(args.out, "kernel-samples.jsonl")):
-        os.remove(os.path.join(args.out, "kernel-samples.jsonl"))
+    samples_file = os.path.join(args.out, "kernel-samples.jsonl")
+    if os.path.exists(samples_file) and not args.resume:
+        os.remove(samples_file)
     local = calibration.all_local(args.hostmap)
     for i in range(args.repeats):
-        k = calibration.kernel_sample(args.native, os.path.join(args.out, "kernel-samples.jsonl")) if local else None
-        if k:
-            samples.append(k)
-        for pol in args.policies:
-            d = os.path.join(args.out, "native", f"{pol}-{i + 1}")
-            rc, wall = compare.run_policy(args.native, args.scenario, pol, d,
-                                          ["--set", f"native.hostmap={args.hostmap}"] + extra)
-            if rc:
-                fail(f"native run {pol} #{i + 1} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
+        dirs = {pol: os.path.join(args.out, "native", f"{pol}-{i + 1}") for pol in args.policies}
+        kept = args.resume and all(os.path.isfile(os.path.join(d, "summary.json")) for d in dirs.values())
+        if local and not kept:
+            calibration.kernel_sample(args.native, samples_file)
+        for pol, d in dirs.items():
+            wall = None
+            if not kept:
+                rc, wall = compare.run_policy(args.native, args.scenario, pol, d,
+                                              ["--set", f"native.hostmap={args.hostmap}"] + extra)
+                if rc:
+                    fail(f"native run {pol} #{i + 1} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
             summary = json.load(open(os.path.join(d, "summary.json")))
             res[pol]["native_all"].append(dict(summary=summary, wall=wall, dir=d))
     for pol in args.policies:
         res[pol]["native"] = median_run(res[pol]["native_all"])
-    return res, samples
+    return res, calibration.read_samples(samples_file)
 
 
 def map_hosts(hostmap):
@@ -140,13 +146,23 @@ def emulate(args, extra):
 
 
 def run_smpi(args, res, platform_xml, extra):
+    """--sim-repeats SMPI runs a policy (noise.seed 0, 1, ...: SMPI/POLICY, then SMPI/POLICY-seed<k>),
+    the median by total time kept, as the native runs'; with --resume a run with its summary.json
+    is kept."""
     for pol in args.policies:
-        d = os.path.join(args.out, "smpi", pol)
-        rc, wall = compare.run_policy(args.smpi, args.scenario, pol, d,
-                                      ["--set", f"platform.file={platform_xml}"] + extra)
-        if rc:
-            fail(f"SMPI run {pol} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
-        res[pol]["smpi"] = dict(summary=json.load(open(os.path.join(d, "summary.json"))), wall=wall, dir=d)
+        runs = []
+        for k in range(args.sim_repeats):
+            d = os.path.join(args.out, "smpi", pol + (f"-seed{k}" if k else ""))
+            wall = None
+            if not (args.resume and os.path.isfile(os.path.join(d, "summary.json"))):
+                rc, wall = compare.run_policy(args.smpi, args.scenario, pol, d,
+                                              ["--set", f"platform.file={platform_xml}", "--set", f"noise.seed={k}"]
+                                              + extra)
+                if rc:
+                    fail(f"SMPI run {pol} failed (exit {rc}); log in {d}/demsim.log", 1 if rc != 2 else 2)
+            runs.append(dict(summary=json.load(open(os.path.join(d, "summary.json"))), wall=wall, dir=d))
+        res[pol]["smpi_all"] = runs
+        res[pol]["smpi"] = median_run(runs)
 
 
 def err(pred, meas):
@@ -182,7 +198,8 @@ def report(args, res, probe_json, platform_xml):
              f"Scenario `{args.scenario}`, host map `{args.hostmap}`; platform `{platform_xml}` from the probe "
              f"`{probe_json}` ({pr.get('command', '?')}, {pr.get('date', '?')}).",
              f"Native runs: {args.repeats} per policy, interleaved (a round: each policy once), the median by total "
-             "time kept; SMPI: one run per policy.",
+             f"time kept; SMPI: {args.sim_repeats} run(s) per policy (noise seeds 0-{args.sim_repeats - 1}: the "
+             "scenario's noise, if it has one), the median by total time kept.",
              calibration.rate_line(probe_json),
              "Total time: the time loop (summary.json's sim_time_s; set-up and the last output are outside it). "
              "Error = (predicted - measured) / measured; for lambda and the gain the difference is in points.", "",
@@ -192,6 +209,8 @@ def report(args, res, probe_json, platform_xml):
         lines.append(f"| {what} | {pol} | {m:.4g} | {s:.4g} | {e_txt} |")
     lines += ["", "Native runs (total time, s): " + "; ".join(
         f"{p}: " + ", ".join(f"{r['summary']['sim_time_s']:.4g}" for r in res[p]["native_all"]) for p in res), "",
+        "SMPI runs (total time, s): " + "; ".join(
+            f"{p}: " + ", ".join(f"{r['summary']['sim_time_s']:.4g}" for r in res[p]["smpi_all"]) for p in res), "",
         "Placement of the native ranks (summary.json): " + "; ".join(
             f"rank {r['rank']} on {r.get('processor', '?')} cpus {r.get('cpus', '?')}"
             for r in res[list(res)[0]]["native"]["summary"]["per_rank"]), "",
@@ -199,7 +218,10 @@ def report(args, res, probe_json, platform_xml):
     with open(os.path.join(args.out, "COMPARE.md"), "w") as f:
         f.write("\n".join(lines))
     with open(os.path.join(args.out, "compare_real.json"), "w") as f:
+        # when the native runs were made (a prediction remade with --resume keeps them): compare_spread.py's date
+        first = min(os.path.getmtime(os.path.join(r["dir"], "summary.json")) for p in res for r in res[p]["native_all"])
         json.dump({"scenario": args.scenario, "hostmap": args.hostmap, "probe": probe_json, "platform": platform_xml,
+                   "measured_from": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(first)),
                    "rows": [dict(what=w, policy=p, measured=m, predicted=s, error_percent=e)
                             for w, p, m, s, e in rows]},
                   f, indent=1)
@@ -245,7 +267,8 @@ def main():
                     "the network model against it (validation/study/emulated.py)")
     ap.add_argument("--steps", type=int, default=100, help="with --emulate: steps of the DEM runs (100)")
     ap.add_argument("--particles", type=int, default=500000, help="with --emulate: particles of the DEM runs")
-    ap.add_argument("--resume", action="store_true", help="with --emulate: keep the runs already made")
+    ap.add_argument("--resume", action="store_true", help="keep the runs (and the probe, the kernel samples) already "
+                    "made in OUT: only the missing ones run")
     ap.add_argument("--mpi-eager", type=int, default=0, help="with --emulate: Open MPI's TCP eager limit, bytes, in "
                     "the emulated runs (default: Open MPI's, 64 KiB)")
     ap.add_argument("--probed", action="store_true", help="with --emulate: platform.file is a probed platform of this "
@@ -263,8 +286,9 @@ def main():
     ap.add_argument("--policies", nargs="+", default=["NOW", "RW"])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--sim-repeats", type=int, default=3,
-                    help="with --emulate: SMPI runs per row, noise.seed 0, 1, ... (the median by the ghost exchange, "
-                         "as the emulated runs'; a scenario without noise gives the same run each time): 3")
+                    help="SMPI runs per policy (with --emulate: per row), noise.seed 0, 1, ...; the median kept (by "
+                         "total time; with --emulate by the ghost exchange), as the measured runs'; a scenario "
+                         "without noise gives the same run each time: 3")
     ap.add_argument("--quick", action="store_true", help="a quick probe")
     ap.add_argument("--native", default=os.path.join(TOP, "build", "native", "demsim"))
     ap.add_argument("--smpi", default=os.path.join(TOP, "build", "smpi", "demsim"))
