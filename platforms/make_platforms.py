@@ -222,7 +222,7 @@ def host_xml(hid, speed, cores, props, indent="    "):
 
 def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY,
                     llc=None, cores=1, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None,
-                    lanes=None):
+                    lanes=None, binning=None):
     if device == "gpu":
         line, llc = GPU["sector"], GPU["l2"]
     else:
@@ -239,6 +239,8 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
         props.append(("first_touch_bw", f"{first_touch:.6g}"))
     if partition:
         props.append(("partition_rate", f"{partition:.6g}"))
+    if binning:
+        props.append(("binning_rate", f"{binning:.6g}"))
     if lanes:
         props.append(("simd_lanes", f"{lanes:.6g}"))
     if device == "gpu":
@@ -426,7 +428,8 @@ def test_sim():
         simple_node("c", "test", 10e9, F, 4e9,
                     [("c-1", 1, "T-1"), ("c-2", 2, "T-2"), ("c-4", 4, "T-4")],
                     ["node c: 4 GB/s per core, 10 GB/s node: 1, 2, 4 cores draw 4, 8, 10 GB/s;",
-                     "c-2's Zoltan measured at 1e7 particle-levels/s (partition_rate)"]),
+                     "c-2's Zoltan measured at 1e7 particle-levels/s (partition_rate), its binning at",
+                     "1e7 particles/s (binning_rate)"]),
         simple_node("s", "test", 10e9, 1e9, 4e9, [("s-4", 4, "T-4")],
                     ["node s: slow cores (1 Gf/s) for compute-bound kernels"]),
         simple_node("d", "test", 10e9, F, 3e9, [("d-dem", 2, "T-2"), ("d-stress", 2, "T-2")],
@@ -454,7 +457,7 @@ def test_sim():
     nodes.append(simple_node("l", "test", 10e9, F, 2e9, [("l-dem", 2, "T-2"), ("l-stress", 1, "T-1")],
                              ["node l: loaded latency 2x at half the bus used, 3x when full"],
                              curve="0:1,0.5:2,1:3"))
-    nodes[2]["containers"][1]["props"].append(("partition_rate", "1e+07"))
+    nodes[2]["containers"][1]["props"] += [("partition_rate", "1e+07"), ("binning_rate", "1e+07")]
     for n in nodes[:-1]:
         n["latency"] = FLAT_LATENCY
     x = simple_node("x", "test", 10e9, F, 1e9, [("x-bad", 1, "T-1")],
@@ -643,6 +646,15 @@ def probed_flops_per_cycle(n, core_bw, clock):
                  f"(make_platforms.kernel_rate; the constant: {KERNEL_FLOPS_PER_CYCLE})")
 
 
+def binning_rate(n):
+    """Particles/s of the host's cell binning on one core, from the probe's calibrate_cost run of the
+    contact lattice (its binning row: every core at once where measured, else one core alone);
+    None in a probe.json of before it."""
+    k = n.get("contact_kernel_1core") or {}
+    t = k.get("binning_all_cores_median_s") or k.get("binning_median_s")
+    return k["binning_particles"] / t if t and k.get("binning_particles") else None
+
+
 def probe_node(n, containers):
     """One probed node: its bus, per-core figures and containers [(host id, cores, name, the
     containers whose cores it shares)]."""
@@ -658,6 +670,7 @@ def probe_node(n, containers):
     stressed = n.get("triad_1core_stressed_Bps")
     divider = n.get("divider_1core")  # absent in a probe.json of before the divider: one flop each
     part = n.get("partition_rate")  # absent (or null: one core, no mpirun) in a probe.json of before it
+    binning = binning_rate(n)
     doc = [f"node {n['name']}: {n.get('cpu_model', '?')}, {cores} cores; MEASURED by demsim probe:",
            f"memory bus {bw / 1e9:.3g} GB/s (the higher of the triad's bus traffic and kick-drift's streams, all cores"
            f" at once); one core {core_bw / 1e9:.3g} GB/s"
@@ -674,13 +687,16 @@ def probe_node(n, containers):
            (f"Zoltan RCB {part / 1e6:.3g} M particle-levels/s per core in the solver's call (partition_rate: the best "
             f"of the probe's two-rank runs of {n.get('partition_particles') or 0:.0f} particles)." if part else
             "Zoltan: not in this probe (charged by sim/cost.c's counts at the core's rate)."),
+           (f"cell binning {binning / 1e6:.3g} M particles/s per core (binning_rate: calibrate_cost's binning row of "
+            "the contact lattice, every core at once)." if binning else
+            "binning: not in this probe (charged by sim/cost.c's counts at the core's rate)."),
            "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
            f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."] + STORAGE_DOC + FIRST_TOUCH_DOC
     cs = []
     for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,
                                 llc=llc * ncores / cores, gather=n["gather_1core_Bps"], divider=divider, lanes=lanes,
-                                partition=part)
+                                partition=part, binning=binning)
         if shares:
             props.append(("shares_cores_with", ",".join(shares)))
         cs.append(dict(host=host, cores=ncores, props=props))

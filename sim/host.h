@@ -22,6 +22,10 @@
  *                     (the whole call: its arithmetic, traffic and its scratch's page faults),
  *                     measured on this host (validation/study/hardware.py); optional: without it a
  *                     partition is charged by sim/cost.c's counts (RCB_*, calibrated on one host)
+ *   binning_rate (1/s) particles per second of the host's cell binning on one core (a counting
+ *                     sort: solver/dem/grid.c, the search's and the ghost registration's grid),
+ *                     measured on this host (demsim probe: calibrate_cost's binning row); optional:
+ *                     without it binning is charged by sim/cost.c's counts
  *   simd_lanes         how many times longer scalar code takes than code in lanes for the same
  *                     flops, at most the FP64 lanes of the core's vector datapath (4 on a 256-bit
  *                     one): the core's rate is that of code in lanes, scalar code runs at
@@ -75,6 +79,7 @@ typedef struct sim_host {
   double divider_rate;    /* lanes/s, one core's divisions and square roots; 0 when the platform has none */
   double first_touch_bw;  /* B/s, fresh memory mapped at first write; 0 when the platform has none */
   double partition_rate;  /* particle-levels/s of a Zoltan RCB call on one core; 0 when the platform has none */
+  double binning_rate;    /* particles/s of the host's cell binning on one core; 0 when the platform has none */
   double simd_lanes;      /* FP64 lanes of a core's vector datapath; 1 when the platform gives none */
 } sim_host_t;
 

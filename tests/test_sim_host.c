@@ -240,6 +240,18 @@ static void test_scan(void)
   CU_ASSERT_STRING_EQUAL(dem_clock_kind_name(DEM_WORK_SCAN), "scan");
 }
 
+/* Binning on c-2, whose binning was measured (binning_rate 1e7 particles/s): 1e5 particles take
+ * 1e5 / 1e7 = 10 ms, whatever sim/cost.c counts (which the platforms without the figure charge). */
+static void test_binning_rate(void)
+{
+  sim_host_t h = sim_test_self();
+  CU_ASSERT_DOUBLE_EQUAL_FATAL(h.binning_rate, 1e7, 1e-3);
+  dem_work_t w = {.kind = DEM_WORK_BINNING, .particles = 1e5};
+  SIM_ASSERT_CLOSE(sim_test_charge(&w), 1e-2, 1e-9);
+  w.particles = 2e5;
+  SIM_ASSERT_CLOSE(sim_test_charge(&w), 2e-2, 1e-9);
+}
+
 /* device.code_cost: a code that costs f times demsim's kernels. sim_cost_scale multiplies the
  * operations and their traffic and keeps the reuse windows; charged, N particles of the
  * integrator (streaming, no gathers, so no window) at f = 2 take exactly what 2N take at f = 1
@@ -279,6 +291,7 @@ static CU_TestInfo tests[] = {
   {"device.cost = measured: a timed kernel is charged its flops at the container's speed", test_measured_kernel},
   {"new memory is charged at the container's first_touch_bw", test_first_touch},
   {"the ghost registration's passes are scalar host work", test_scan},
+  {"binning is charged at the container's measured binning_rate", test_binning_rate},
   {"device.code_cost: another code's kernels at f times demsim's", test_code_cost},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};

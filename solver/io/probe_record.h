@@ -17,6 +17,9 @@ typedef struct dem_probe_contact {
   double particles, best_s, median_s, flops, traffic_B, divsqrt, reference_over_kernel;
   double all_median_s; /* s, the mean of the cores' medians when every core runs it at once */
   int all_cores;       /* how many cores ran it at once (0: not measured) */
+  /* the host's cell binning (solver/dem/grid.c) of the same lattice, calibrate_cost's "binning"
+   * row: its particles, its median on one core and the mean of the cores' medians at once, s */
+  double binning_particles, binning_median_s, binning_all_median_s;
 } dem_probe_contact_t;
 
 /* What the leader of a node measured. A figure not measured is NAN (null in the JSON). */

@@ -370,7 +370,8 @@ static int measure_kernels(const probe_ctx_t *c, dem_probe_node_t *nd)
 }
 
 /* calibrate_cost's output `path`: its dem_forces_all row of the contact lattice (counts, best and
- * median, s) and the C reference's ratio into k; -1 when the row is missing. */
+ * median, s), the C reference's ratio and the binning row's particles and median into k; -1 when
+ * the forces row is missing. */
 static int read_contact_row(const char *path, dem_probe_contact_t *k)
 {
   char line[1024];
@@ -386,9 +387,13 @@ static int read_contact_row(const char *path, dem_probe_contact_t *k)
     if (!strncmp(line, "contact", 7) && ref) k->reference_over_kernel = atof(ref + 17);
     if (strncmp(line, "contact", 7) ||
         sscanf(line, "%*s %lf %31s %lf %lf %lf %lf %lf %lf %lf %lf %*s %*s %*s %*s %*s %*s %*s %lf", &v[1], kernel,
-               &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[18]) != 11 ||
-        strcmp(kernel, "forces_all"))
+               &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[18]) != 11)
       continue;
+    if (!strcmp(kernel, "binning")) {
+      k->binning_particles = v[1];
+      k->binning_median_s = v[10] * 1e-6;
+    }
+    if (strcmp(kernel, "forces_all")) continue;
     k->particles = v[1];
     k->flops = v[7];
     k->traffic_B = v[8];
@@ -413,15 +418,17 @@ static int contact_all_cores(const probe_ctx_t *c, dem_probe_node_t *nd, char **
     pid[i] = spawn(args, 1, &c->cpus[i], 1, out, 0);
   }
   for (int i = 0; i < n; i++) rc |= wait_child(pid[i], "calibrate_cost (contact-force kernel, every core)");
-  double sum = 0.0;
+  double sum = 0.0, binning = 0.0;
   for (int i = 0; i < n && !rc; i++) {
     dem_probe_contact_t k = nd->contact;
     snprintf(out, sizeof out, "%s/calibrate-contact-all-%d.txt", c->dir, c->cpus[i]);
     rc |= read_contact_row(out, &k);
     sum += k.median_s;
+    binning += k.binning_median_s;
   }
   if (rc) return -1;
   nd->contact.all_median_s = sum / n;
+  nd->contact.binning_all_median_s = binning / n;
   nd->contact.all_cores = n;
   return 0;
 }
@@ -599,6 +606,7 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
   nd->divider_1core = nd->partition_rate = nd->partition_particles = NAN;
   nd->contact.particles = nd->contact.best_s = nd->contact.median_s = nd->contact.flops = nd->contact.traffic_B =
       nd->contact.divsqrt = nd->contact.reference_over_kernel = nd->contact.all_median_s = NAN;
+  nd->contact.binning_particles = nd->contact.binning_median_s = nd->contact.binning_all_median_s = NAN;
   if (dem_files_make_dirs(c->dir)) {
     fprintf(stderr, "demsim: probe: cannot create %s: %s\n", c->dir, strerror(errno));
     *rc = -1;

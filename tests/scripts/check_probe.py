@@ -10,7 +10,8 @@
    on 1 core, the contact-force kernel on 1 core (calibrate_cost's 216,000 particles: times,
    counts, the C reference's ratio) and on every core at once, Zoltan's rate (two ranks, where the
    machine has two cores), at least one OpenCL device, and a date that parses; its platform.xml
-   takes the core rate from that kernel and the partition_rate from those runs.
+   takes the core rate from that kernel, the partition_rate from those runs and the binning_rate
+   from the kernel run's binning row.
 3. `demsim probe --quick --no-kernels --hosts localhost,localhost --out DIR/pair`: one node
    holding ranks 0 and 1, one pair on the same node, with a positive latency and a bandwidth
    above 1e8 B/s, and no Zoltan rate.
@@ -110,6 +111,9 @@ def main():
             check(k.get("particles") == 216000 and 0 < k.get("best_s", 0) <= k.get("median_s", 0) < 10
                   and k.get("flops", 0) > k.get("divsqrt", 0) > 0 and k.get("traffic_B", 0) > 0
                   and k.get("reference_over_kernel", 0) > 0, f"contact-force kernel on 1 core: {k}")
+            # the cell binning of the same lattice (calibrate_cost's binning row): 216,000 particles, 0.1-100 ms
+            check(k.get("binning_particles") == 216000 and 1e-4 < (k.get("binning_median_s") or 0) < 0.1,
+                  f"binning on 1 core: {k}")
             if n.get("cores", 1) > 1:
                 check(k.get("all_cores") == n.get("cores") and 0 < k.get("all_cores_median_s", 0) < 10,
                       f"contact-force kernel on every core at once: {k}")
@@ -123,6 +127,8 @@ def main():
               "the probe's platform does not take the core rate from its contact-force kernel")
         if os.path.isfile(xml) and d["nodes"][0].get("partition_rate"):
             check('<prop id="partition_rate"' in open(xml).read(), "the probe's platform has no partition_rate")
+        if os.path.isfile(xml):
+            check('<prop id="binning_rate"' in open(xml).read(), "the probe's platform has no binning_rate")
 
     d = load(a.demsim, os.path.join(a.out, "pair"), ["--quick", "--no-kernels", "--hosts", "localhost,localhost"])
     if d:

@@ -5,6 +5,7 @@ each round of native runs, and a platform written from the probe with the median
 samples and the probe's own as the node's all-cores time (make_platforms.probed_flops_per_cycle
 takes the rate from it). A shared host's speed moves over minutes; one probe before the runs
 catches one moment of it."""
+import glob
 import json
 import os
 import socket
@@ -58,16 +59,41 @@ def read_samples(out):
     return [sum(d["medians_s"]) / len(d["medians_s"]) for d in map(json.loads, open(out)) if d.get("medians_s")]
 
 
+def binning_row(path):
+    """(particles, median s) of calibrate_cost's binning row in the output `path`, or None."""
+    for line in open(path):
+        f = line.replace("|", " ").split()
+        if len(f) > 10 and f[0] == "contact" and f[2] == "binning":
+            return float(f[1]), float(f[10]) * 1e-6
+    return None
+
+
+def probe_binning(k, probe_dir):
+    """A probe.json of before binning_rate (make_platforms.binning_rate): the binning row of its own
+    calibrate_cost runs, every core at once, read from the outputs beside it. True when filled."""
+    if k.get("binning_particles") or not k:
+        return False
+    rows = [binning_row(p) for p in sorted(glob.glob(os.path.join(probe_dir, "calibrate-contact-all-*.txt")))]
+    if not rows or None in rows:
+        return False
+    k["binning_particles"] = rows[0][0]
+    k["binning_all_cores_median_s"] = sum(r[1] for r in rows) / len(rows)
+    return True
+
+
 def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=None, cpu_shares=None):
     """OUTDIR/platform.xml from the probe and the host map, its node's contact-force kernel time on
     all cores replaced by the median of the probe's and the samples (written as
-    OUTDIR/probe-interleaved.json); the probe's own where there are none. Returns (the probe file
-    the platform came from, the platform)."""
+    OUTDIR/probe-interleaved.json); the probe's own where there are none. A probe of before its
+    binning figure takes it from its own calibrate_cost outputs (probe_binning). Returns (the probe
+    file the platform came from, the platform)."""
     pr = json.load(open(probe_json))
     k = (pr["nodes"][0].get("contact_kernel_1core") or {}) if len(pr["nodes"]) == 1 else {}
-    if samples and k.get("all_cores_median_s"):
-        k["interleaved_s"] = samples
-        k["all_cores_median_s"] = statistics.median(samples + [k["all_cores_median_s"]])
+    filled = probe_binning(k, os.path.dirname(os.path.abspath(probe_json)))
+    if (samples and k.get("all_cores_median_s")) or filled:
+        if samples and k.get("all_cores_median_s"):
+            k["interleaved_s"] = samples
+            k["all_cores_median_s"] = statistics.median(samples + [k["all_cores_median_s"]])
         probe_json = os.path.join(outdir, "probe-interleaved.json")
         with open(probe_json, "w") as f:
             json.dump(pr, f, indent=1)
