@@ -42,11 +42,10 @@ def kernel_sample(native, out):
     medians = []
     for p in procs:
         text = p.communicate()[0]
-        rows = [l.replace("|", " ").split() for l in text.splitlines()
-                if l.startswith("contact") and " forces_all " in l]
-        if p.returncode or not rows:
+        row = contact_row(text, "forces_all")
+        if p.returncode or not row:
             return None
-        medians.append(float(rows[0][10]) * 1e-6)
+        medians.append(row[1])
     with open(out, "a") as f:
         f.write(json.dumps(dict(medians_s=medians)) + "\n")
     return sum(medians) / len(medians)
@@ -59,11 +58,11 @@ def read_samples(out):
     return [sum(d["medians_s"]) / len(d["medians_s"]) for d in map(json.loads, open(out)) if d.get("medians_s")]
 
 
-def binning_row(path):
-    """(particles, median s) of calibrate_cost's binning row in the output `path`, or None."""
-    for line in open(path):
+def contact_row(text, kernel):
+    """(particles, median s) of a kernel's row of the contact lattice in calibrate_cost's output, or None."""
+    for line in text.splitlines():
         f = line.replace("|", " ").split()
-        if len(f) > 10 and f[0] == "contact" and f[2] == "binning":
+        if len(f) > 10 and f[0] == "contact" and f[2] == kernel:
             return float(f[1]), float(f[10]) * 1e-6
     return None
 
@@ -73,7 +72,8 @@ def probe_binning(k, probe_dir):
     calibrate_cost runs, every core at once, read from the outputs beside it. True when filled."""
     if k.get("binning_particles") or not k:
         return False
-    rows = [binning_row(p) for p in sorted(glob.glob(os.path.join(probe_dir, "calibrate-contact-all-*.txt")))]
+    rows = [contact_row(open(p).read(), "binning")
+            for p in sorted(glob.glob(os.path.join(probe_dir, "calibrate-contact-all-*.txt")))]
     if not rows or None in rows:
         return False
     k["binning_particles"] = rows[0][0]
@@ -89,11 +89,12 @@ def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=No
     file the platform came from, the platform)."""
     pr = json.load(open(probe_json))
     k = (pr["nodes"][0].get("contact_kernel_1core") or {}) if len(pr["nodes"]) == 1 else {}
-    filled = probe_binning(k, os.path.dirname(os.path.abspath(probe_json)))
-    if (samples and k.get("all_cores_median_s")) or filled:
-        if samples and k.get("all_cores_median_s"):
-            k["interleaved_s"] = samples
-            k["all_cores_median_s"] = statistics.median(samples + [k["all_cores_median_s"]])
+    changed = probe_binning(k, os.path.dirname(os.path.abspath(probe_json)))
+    if samples and k.get("all_cores_median_s"):
+        k["interleaved_s"] = samples
+        k["all_cores_median_s"] = statistics.median(samples + [k["all_cores_median_s"]])
+        changed = True
+    if changed:
         probe_json = os.path.join(outdir, "probe-interleaved.json")
         with open(probe_json, "w") as f:
             json.dump(pr, f, indent=1)
