@@ -180,10 +180,19 @@ int dem_cloud_name(dem_cloud_t *cloud, char *err, size_t errlen)
 
 /* The container's TCP congestion control: Linux's default (CUBIC), whatever this host runs (a new
  * namespace inherits the host's, e.g. BBR on some cloud images), so that an emulation does not
- * depend on the machine it runs on. Left as inherited where the kernel lacks CUBIC. */
-static int tcp_defaults(const dem_cloud_t *cloud, char *ns)
+ * depend on the machine it runs on. Set on the route to the other containers (the route's
+ * congctl): a namespace may set its default only to one of the host's allowed list
+ * (net.ipv4.tcp_allowed_congestion_control), which on such images lacks CUBIC. Left as inherited
+ * where the kernel lacks CUBIC. */
+static int tcp_defaults(const dem_cloud_t *cloud, int i)
 {
-  cmd(cloud, 1, "ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=cubic", NULL);
+  const dem_container_t *c = &cloud->c[i];
+  char net[48];
+  snprintf(net, sizeof net, "%s", c->addr);
+  char *dot = strrchr(net, '.');
+  if (dot) snprintf(dot, sizeof net - (size_t)(dot - net), ".0/24");
+  cmd(cloud, 1, "ip", "-n", (char *)c->ns, "route", "replace", net, "dev", "eth0", "proto", "kernel", "scope",
+      "link", "src", (char *)c->addr, "congctl", "cubic", NULL);
   return 0;
 }
 
@@ -205,7 +214,7 @@ static int build_link(const dem_cloud_t *cloud, int i)
          cmd(cloud, 0, "ip", "-n", ns, "link", "set", "eth0", "up", NULL) ||
          cmd(cloud, 0, "ip", "-n", ns, "link", "set", "lo", "up", NULL) ||
          cmd(cloud, 0, "ip", "link", "set", root, "master", (char *)cloud->bridge, NULL) ||
-         cmd(cloud, 0, "ip", "link", "set", root, "up", NULL) || tcp_defaults(cloud, ns);
+         cmd(cloud, 0, "ip", "link", "set", root, "up", NULL) || tcp_defaults(cloud, i);
 }
 
 /* The filter that sends traffic to container j's address into classid: u32 where the kernel has it,

@@ -313,11 +313,14 @@ def read_shaping(prefix, failures):
             if not b or min(int(b.group(1)), int(b.group(2))) < (1 << 20) - 1000:
                 failures.append(f"{ns}: expected class 1:{other:x}'s burst and cburst of about 1 MB behind "
                                 f"demsim-wire, got:\n{classes}")
-        cc = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", "net.ipv4.tcp_congestion_control"],
-                            capture_output=True, text=True).stdout.strip()
+        routes = subprocess.run(["ip", "-n", ns, "route", "show", "dev", "eth0"], capture_output=True,
+                                text=True).stdout
+        m_cc = re.search(r"congctl (\S+)", routes)
+        cc = m_cc.group(1) if m_cc else "the host's"
         have = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
         if "cubic" in have and cc != "cubic":
-            failures.append(f"{ns}: TCP congestion control {cc}, expected cubic (Linux's default)")
+            failures.append(f"{ns}: TCP congestion control on the route to the containers {cc}, expected cubic "
+                            f"(Linux's default):\n{routes}")
         print(f"{ns}: class 1:{other:x} {m.group(0) if m else '?'}; TCP {cc};",
               "netem delay" if "netem" in qdiscs else "no netem in this kernel: rate only")
 

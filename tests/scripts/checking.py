@@ -123,6 +123,8 @@ def fail_each(who, errors):
 def tally(who, failures, ok):
     """"WHO: N failure(s)" or "WHO: OK" (ok: the words of a pass); the exit status."""
     if failures:
+        for f in failures:
+            print(f"{who}: FAIL: {f}")
         print(f"{who}: {len(failures)} failure(s)")
         return 1
     print(f"{who}: {ok}")
