@@ -737,6 +737,23 @@ def cpu_shares(items):
     return out
 
 
+def kernel_tick():
+    """s: the scheduler tick of the kernel this runs on, 1/CONFIG_HZ from its build configuration
+    (/proc/config.gz, else /boot/config-RELEASE), at which CFS enforces a quota (sim/quota.h); None
+    where neither is readable."""
+    import gzip
+    release = os.uname().release
+    for path, opener in (("/proc/config.gz", gzip.open), (f"/boot/config-{release}", open)):
+        try:
+            with opener(path, "rt") as f:
+                for line in f:
+                    if line.startswith("CONFIG_HZ="):
+                        return 1.0 / int(line.split("=", 1)[1])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
     """A platform of the probed cluster: per node N, host N (all its cores) and N-0..N-(c-1) (one
     core each), plus the host map's containers (their names, on their node, with their cores).
@@ -745,7 +762,8 @@ def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
     the bandwidth and half the latency): the platform of an emulated cloud (`demsim --emulate`
     shapes each route to it) on the probed machine's cores. cpu_shares {container: (s, period)}: that
     host map container gets the part s of its cores' time (property cpu_share, and cpu_period when
-    period is not None: a CFS quota under the emulator, its duty cycle in the simulation)."""
+    period is not None: a CFS quota under the emulator, its schedule in the simulation; and cpu_tick,
+    the scheduler tick of the kernel this runs on, the emulator's, which enforces the quota)."""
     pr = json.load(open(probe_path))
     if pr.get("format") != PROBE_FORMAT:
         raise SystemExit(f"make_platforms.py: {probe_path}: not a demsim probe file "
@@ -758,7 +776,7 @@ def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
         # containers given the same cores time-share them (a noisy neighbour on a rank's cores)
         shares = [c for c, nd, cs in placed if c != container and nd == node and cs & cores]
         extra[node].append((container, len(cores), container, shares))
-    out_nodes = []
+    out_nodes, notes = [], []
     for n in nodes:
         cs = [(n["name"], n["cores"], f"{n['name']}-all", [])] + \
              [(f"{n['name']}-{i}", 1, f"{n['name']}-1core", []) for i in range(n["cores"])]
@@ -773,6 +791,11 @@ def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
         hosts[0]["props"].append(("cpu_share", f"{share:.6g}"))
         if period is not None:
             hosts[0]["props"].append(("cpu_period", f"{period:.6g}"))
+        tick = kernel_tick()
+        if tick:
+            hosts[0]["props"].append(("cpu_tick", f"{tick:.6g}"))
+            notes.append(f"{name}'s cpu_tick: CONFIG_HZ of the kernel this platform was written on "
+                         f"({os.uname().release}), the emulator's, which enforces the quota at its tick.")
     net = probe_network(pr.get("pairs", []))
     if container_link:
         bw, lat = container_link
@@ -784,7 +807,7 @@ def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
               "Written by platforms/make_platforms.py --probe from " + os.path.basename(probe_path) + ".",
               f"Nodes: {', '.join(n['name'] for n in nodes)}. Per node N: host N (all cores), N-0.. (one core each)"
               + (", and the host map's containers." if hostmap else "."),
-              "Every figure below is MEASURED on that host at that date unless marked ESTIMATE."] + net["doc"]
+              "Every figure below is MEASURED on that host at that date unless marked ESTIMATE."] + net["doc"] + notes
     return platform("probed", header, out_nodes, net)
 
 

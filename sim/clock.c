@@ -28,6 +28,7 @@
 #include "host.h"
 #include "membus.h"
 #include "netfactor.h"
+#include "noise.h"
 #include "noise_sg.h"
 #include "quota.h"
 #include "stress.h"
@@ -40,9 +41,31 @@
 #include <time.h>
 
 static sim_host_t self;
+static sim_quota_t quota; /* self's quota's schedule (self.quota), where it has one */
 static int ready;
 static double local_flops; /* > 0: device.cost = "measured", flop/s of this machine's device */
 static char where[256] = "simulated host (dem_clock_init not called)";
+
+/* The quota's schedule of this rank's container: the first tick half a tick into the first
+ * period, or, with the noise model, at a point of the tick drawn from the run's seed and the
+ * host's name (the kernel's ticks and the quota's period timer start independently, so a run
+ * meets them in any phase) */
+static void schedule(int seeded, long seed)
+{
+  sim_quota_free(&quota);
+  self.quota = NULL;
+  if (!sim_membus_quota(&self)) return;
+  double u = 0.5;
+  if (seeded) {
+    char name[sizeof self.name + 8];
+    snprintf(name, sizeof name, "tick:%s", self.name);
+    sim_rng_t r;
+    sim_rng_seed(&r, (uint64_t)seed, name);
+    u = sim_rng_uniform(&r);
+  }
+  if (sim_quota_init(&quota, self.cpu_share, self.cpu_period, self.cpu_tick, u * self.cpu_tick) == 0)
+    self.quota = &quota;
+}
 
 int dem_clock_init(char *err, unsigned long errlen)
 {
@@ -50,8 +73,14 @@ int dem_clock_init(char *err, unsigned long errlen)
   if (sim_netfactor_install(err, errlen)) return -1;
   if (sim_host_read(&self, NULL, err, errlen)) return -1;
   sim_host_describe(&self, where, sizeof where);
+  schedule(0, 0);
   ready = 1;
   return 0;
+}
+
+void dem_clock_set_seed(const dem_noise_t *n)
+{
+  if (ready && n && n->enabled) schedule(1, n->seed);
 }
 
 int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned long errlen)
@@ -156,18 +185,18 @@ void dem_clock_blocked(double seconds)
   /* the wait's progress needs the container running: a stress neighbour's share stretches it; a
    * quota lets it run only in its duty cycle, from when the wait began */
   double s = sim_membus_rate(&self), now = simgrid_get_clock();
-  if (!sim_membus_quota(&self)) {
+  if (!self.quota) {
     if (s < 1.0) sg_actor_sleep_for(seconds * (1.0 / s - 1.0));
     return;
   }
-  double end = sim_quota_end(now - seconds, seconds / s, self.cpu_share, self.cpu_period);
+  double end = sim_quota_end(self.quota, now - seconds, seconds / s);
   if (end > now) sg_actor_sleep_until(end);
 }
 
 void dem_clock_synced(void)
 {
-  if (!ready || !sim_membus_quota(&self)) return;
-  double now = simgrid_get_clock(), seen = sim_quota_seen(now, self.cpu_share, self.cpu_period);
+  if (!ready || !self.quota) return;
+  double now = simgrid_get_clock(), seen = sim_quota_seen(self.quota, now);
   if (seen > now) sg_actor_sleep_until(seen);
 }
 

@@ -139,6 +139,10 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
   if (sg_host_get_property_value(host, "cpu_period") &&
       number_prop(host, "cpu_period", 0, &h->cpu_period, err, errlen))
     return -1;
+  h->cpu_tick = 0.0;
+  if (sg_host_get_property_value(host, "cpu_tick") && number_prop(host, "cpu_tick", 0, &h->cpu_tick, err, errlen))
+    return -1;
+  h->quota = NULL;
   h->simd_lanes = 1.0;
   if (sg_host_get_property_value(host, "simd_lanes") &&
       number_prop(host, "simd_lanes", 0, &h->simd_lanes, err, errlen))

@@ -33,11 +33,14 @@
  *                     it, 1 (no difference)
  *   cpu_share         0 < s <= 1: the part of each of its cores' time the container gets, as a CFS
  *                     quota gives it (the emulator sets the same quota: README, "Emulating a
- *                     scenario"): its work and its MPI run only in the first s x cpu_period of
- *                     every period (sim/quota.h, sim/membus.c, dem_clock_blocked,
- *                     dem_clock_synced); optional: without it, 1
+ *                     scenario"): its work and its MPI run only in the running part of every
+ *                     period (sim/quota.h, sim/membus.c, dem_clock_blocked, dem_clock_synced);
+ *                     optional: without it, 1
  *   cpu_period (s)    the quota's period (cpu.cfs_period_us, which the emulator writes); optional:
  *                     without it SIM_CFS_PERIOD, Linux's default (Docker's --cpus keeps it)
+ *   cpu_tick (s)      the host kernel's scheduler tick, 1/CONFIG_HZ, at which a quota is enforced
+ *                     (sim/quota.h: the runs end at a tick, the excess owed to the next period);
+ *                     optional: without it, the quota's own duty cycle (the first s x cpu_period)
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
@@ -75,6 +78,8 @@ typedef struct sim_host {
   double launch_latency;  /* s, per kernel launch or copy enqueued on the GPU (device = gpu) */
   double cpu_share;       /* 0 < s <= 1: the part of its cores' time the container gets (1: all) */
   double cpu_period;      /* s: the period of that quota (CFS bandwidth control) */
+  double cpu_tick;        /* s: the host's scheduler tick that enforces it; 0 when the platform has none */
+  struct sim_quota *quota; /* the quota's schedule (sim/quota.h) where the rank's clock keeps one, else NULL */
   double storage_bw;      /* B/s, the container's storage (checkpoints); 0 when the platform has none */
   double divider_rate;    /* lanes/s, one core's divisions and square roots; 0 when the platform has none */
   double first_touch_bw;  /* B/s, fresh memory mapped at first write; 0 when the platform has none */

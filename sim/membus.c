@@ -28,8 +28,8 @@
  *    s = cores / (cores + threads) of its rate: its flops 1/s as many, each flow bounded by s of
  *    its rate, spread over the kernel (the other containers' kernels see the bus as loaded on
  *    average);
- *  - a CFS quota (cpu_share, cpu_period: sim/quota.h) is a duty cycle of the period, which can be
- *    as long as a step: the work runs at its rate (times the stress share), then the rank is held
+ *  - a CFS quota (cpu_share, cpu_period, cpu_tick: sim/quota.h) is a schedule of runs from each
+ *    period's start, which can be as long as a step (the rank's clock keeps it, h->quota): the work runs at its rate (times the stress share), then the rank is held
  *    until the container has run that long since the work began (sim_quota_end). Not modelled:
  *    its flows leave the bus in the throttled part of the period (here they run in a burst and
  *    the bus is free while the rank is held). */
@@ -103,8 +103,8 @@ static int run_work(const struct sim_host *h, double flops, int cores, double tr
  * run that long (nothing without a quota) */
 static void hold_for_quota(const struct sim_host *h, double start)
 {
-  if (!sim_membus_quota(h)) return;
-  double now = simgrid_get_clock(), end = sim_quota_end(start, now - start, h->cpu_share, h->cpu_period);
+  if (!sim_membus_quota(h) || !h->quota) return;
+  double now = simgrid_get_clock(), end = sim_quota_end(h->quota, start, now - start);
   if (end > now) sg_actor_sleep_until(end);
 }
 

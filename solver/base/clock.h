@@ -82,6 +82,11 @@ int dem_clock_start_stress(const dem_stress_t *s, int count, char *err, unsigned
  * every activity waiting, so demsim's world rank 0 sets them first thing (main.c). */
 int dem_clock_set_noise(const dem_noise_t *n, char *err, unsigned long errlen);
 
+/* Every rank, after dem_clock_init and before its first work: the run's draws that are this
+ * rank's own (where its container's kernel tick falls against its CPU quota's period, sim/quota.h)
+ * from the noise model's seed. Disabled: nothing (the fixed draws). Native build: does nothing. */
+void dem_clock_set_seed(const dem_noise_t *n);
+
 /* device.cost = "measured": kernels reported with `measured` set are charged their time on this
  * machine's device scaled by its speed (`local_flops`, flop/s of the whole device, in the
  * platform's units) over the modelled device's (as SMPI benchmarks computation with

@@ -19,6 +19,8 @@ int dem_clock_set_noise(const dem_noise_t *n, char *err, unsigned long errlen)
   return 0;
 }
 
+void dem_clock_set_seed(const dem_noise_t *n) { (void)n; }
+
 void dem_clock_set_measured(double local_flops) { (void)local_flops; }
 
 void dem_clock_set_code_cost(double factor) { (void)factor; }

@@ -160,6 +160,7 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   if (sc->ranks != sim->ranks)
     return dem_fail(err, errlen, "%s: key 'run.ranks' = %d but %d MPI processes were started", sc->file, sc->ranks, sim->ranks);
   if (dem_clock_init(err, errlen)) return -1;
+  dem_clock_set_seed(&sc->noise);
   /* the noise model's profiles, before any rank's work uses the resources they vary */
   if (sim->rank == 0 && dem_clock_set_noise(&sc->noise, err, errlen)) return -1;
   if (sim->rank == 0 && dem_files_make_dirs(sc->out_dir))

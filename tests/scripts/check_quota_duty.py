@@ -4,8 +4,8 @@ measurement behind the model of a CPU quota. Bad input exits 2; without root or 
 controller the script exits 77 and so does this test (skipped). As root, a short run (0.4 s at a
 20 ms period, share 0.5, one repeat): DUTY.md and duty.json are written, the process ran at most
 0.6 of the time (the kernel enforces the quota whatever else runs; a busy machine can only lower
-it), it was throttled at least 10 times (0.4 s holds 20 periods), and no cgroup of the run is
-left behind.
+it), it was throttled at least 10 times (0.4 s holds 20 periods), the runs' ends are set against
+the kernel's tick where its CONFIG_HZ is readable, and no cgroup of the run is left behind.
 
     check_quota_duty.py --demsim (unused) --out DIR
 """
@@ -39,6 +39,8 @@ def main():
         check(os.path.isfile(os.path.join(a.out, "DUTY.md")), "DUTY.md written")
         check(row["ran"] and max(row["ran"]) <= 0.6, f"ran {row['ran']} of the time under a quota of 0.5")
         check(row["windows"] >= 10, f"throttled {row['windows']} times in 0.4 s of 20 ms periods")
+        check(row["tick_s"] is None or all(x is not None and 0.0 <= x <= 1.0 for x in row["ends_on_tick"]),
+              f"the runs' ends against the kernel's tick: {row.get('tick_s')} s, {row.get('ends_on_tick')}")
     check(not glob.glob("/sys/fs/cgroup/cpu/dsquota*"), "a cgroup of the run left behind")
     return checking.verdict("check_quota_duty", check.failures)
 

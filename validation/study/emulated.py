@@ -478,12 +478,13 @@ def shares_note(args, extra):
     if not plat or not os.path.isfile(plat):
         return ""
     props = {h.get("id"): {q.get("id"): q.get("value") for q in h.iter("prop")} for h in ET.parse(plat).iter("host")}
-    shares = [(h, p["cpu_share"], f"{p['cpu_period']} s" if "cpu_period" in p else "Linux's default period")
-              for h, p in props.items() if "cpu_share" in p]
+    shares = [(h, p["cpu_share"], f"{p['cpu_period']} s" if "cpu_period" in p else "Linux's default period",
+               p.get("cpu_tick")) for h, p in props.items() if "cpu_share" in p]
     return "" if not shares else " Part of a core: " + ", ".join(
         f"{h} gets {float(v):g} of its cores' time per {per}"
-        " (cpu_share, cpu_period: a CFS quota in the emulation, its duty cycle in the model)"
-        for h, v, per in shares) + "."
+        " (cpu_share, cpu_period: a CFS quota in the emulation, its duty cycle in the model"
+        + (f", throttled at the kernel's {float(tick) * 1e3:g} ms tick, cpu_tick" if tick else "") + ")"
+        for h, v, per, tick in shares) + "."
 
 
 def report(args, extra, rows, started, emu, smpi, split=()):

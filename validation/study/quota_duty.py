@@ -16,11 +16,16 @@ DIR/DUTY.md and DIR/duty.json. The cgroups are removed on every exit path. Exit 
 not root or without cgroup v1's cpu controller (nothing to measure), 2 on bad input.
 """
 import argparse
+import cmath
 import json
+import math
 import os
 import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "platforms"))
+import make_platforms  # noqa: E402
 
 CPU_ROOT = "/sys/fs/cgroup/cpu"
 GAP_NS = 300_000
@@ -67,7 +72,18 @@ def measure(period, share, seconds):
     gaps = json.loads(data)
     on = [gaps[i + 1][0] - gaps[i][0] - gaps[i][1] for i in range(len(gaps) - 1)]
     return {"ran": 1.0 - sum(g[1] for g in gaps) / (seconds * 1e9),
-            "on_ms": [x / 1e6 for x in on], "off_ms": [g[1] / 1e6 for g in gaps]}
+            "on_ms": [x / 1e6 for x in on], "off_ms": [g[1] / 1e6 for g in gaps],
+            "end_ms": [g[0] / 1e6 for g in gaps]}
+
+
+def on_the_tick(ends_ms, tick_s):
+    """How closely the runs' ends keep to one phase of the kernel's tick grid: the length of the
+    mean of exp(2 pi i end / tick) over the ends (1: every end at the same point of the tick, as
+    when the kernel throttles at its tick; near 0: ends anywhere, as at the quota's own moment)."""
+    if not ends_ms or not tick_s:
+        return None
+    z = sum(cmath.exp(2j * math.pi * (e / 1e3) / tick_s) for e in ends_ms) / len(ends_ms)
+    return abs(z)
 
 
 def spread(v):
@@ -80,7 +96,11 @@ def report(args, runs, out):
         mine = [r for r in runs if r["period"] == p]
         on = [x for r in mine for x in r["on_ms"]]
         off = [x for r in mine for x in r["off_ms"]]
-        rows.append({"period_s": p, "share": args.share, "ran": [r["ran"] for r in mine], "on_ms": spread(on),
+        tick = make_platforms.kernel_tick()
+        # each repeat's process has its own time origin: the tick's phase is taken within a repeat
+        grid = [on_the_tick(r.get("end_ms", []), tick) for r in mine]
+        rows.append({"period_s": p, "share": args.share, "tick_s": tick, "ends_on_tick": grid,
+                     "ran": [r["ran"] for r in mine], "on_ms": spread(on),
                      "off_ms": spread(off), "model_on_ms": args.share * p * 1e3,
                      "model_off_ms": (1 - args.share) * p * 1e3, "windows": len(off)})
     with open(os.path.join(out, "duty.json"), "w") as f:
@@ -91,15 +111,22 @@ def report(args, runs, out):
              f"Command: `{' '.join(sys.argv)}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
              f"kernel {os.uname().release}).", "",
              "One process pinned to a core reads the clock in a loop inside a cgroup v1 with the quota; a gap "
-             f"over {GAP_NS / 1e6:g} ms is a throttled time. The model (sim/quota.h): it runs share x period, "
-             "then stops for the rest, every period.", "",
-             "| period | share | part of the time it ran (each repeat) | runs, ms: min / median / max (model) "
-             "| throttled, ms: min / median / max (model) | periods |",
-             "|---|---|---|---|---|---|"]
+             f"over {GAP_NS / 1e6:g} ms is a throttled time. The model without a tick (sim/quota.h): it runs "
+             "share x period, then stops for the rest, every period. With the kernel's tick (platform property "
+             "cpu_tick, 1/CONFIG_HZ): it is throttled at the first tick after its quota is spent and owes the "
+             "excess to the next period, so its runs end on the tick grid. 'Ends on the tick': the length of the "
+             "mean of exp(2 pi i end / tick) over the runs' ends, each repeat (1: every end at one point of the "
+             "tick; near 0: anywhere).", "",
+             "| period | share | part of the time it ran (each repeat) | runs, ms: min / median / max (model "
+             "without a tick) | throttled, ms: min / median / max (model without a tick) | periods "
+             "| tick | ends on the tick |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        grid = (f"{r['tick_s'] * 1e3:g} ms | " + ", ".join("-" if x is None else f"{x:.2f}" for x in r["ends_on_tick"])
+                if r["tick_s"] else "unknown | ")
         lines.append(f"| {r['period_s'] * 1e3:g} ms | {r['share']:g} | {', '.join(f'{x:.3f}' for x in r['ran'])} "
                      f"| {fmt(r['on_ms'])} ({r['model_on_ms']:g}) | {fmt(r['off_ms'])} ({r['model_off_ms']:g}) "
-                     f"| {r['windows']} |")
+                     f"| {r['windows']} | {grid} |")
     with open(os.path.join(out, "DUTY.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -1249,3 +1249,29 @@ def measured_section(data, meas):
              "estimate bounds how much of them the memory model decides.")
     L.append("")
     return L
+
+
+def rewrite_beyond(path):
+    """The section "Beyond the study" of the report at `path` written again from the committed
+    reports it quotes (after one of them was measured again), the rest of the report as it was:
+
+        validation/study/report.py --beyond validation/REPORT.md
+    """
+    lines = open(path).read().split("\n")
+    start = lines.index("## Beyond the study")
+    end = lines.index("## Limitations and what is missing", start)
+    with open(path, "w") as f:
+        f.write("\n".join(lines[:start] + beyond_section() + lines[end:]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "--beyond":
+        sys.stderr.write("usage: validation/study/report.py --beyond REPORT.md (its section 'Beyond the study' "
+                         "written again from the committed reports)\n")
+        sys.exit(2)
+    try:
+        rewrite_beyond(sys.argv[2])
+    except (OSError, ValueError) as e:
+        sys.stderr.write(f"report.py: {sys.argv[2]}: {e} (expected a REPORT.md with the sections 'Beyond the study' "
+                         "and 'Limitations and what is missing')\n")
+        sys.exit(2)
