@@ -103,8 +103,11 @@ static int run_work(const struct sim_host *h, double flops, int cores, double tr
  * run that long (nothing without a quota) */
 static void hold_for_quota(const struct sim_host *h, double start)
 {
-  if (!sim_membus_quota(h) || !h->quota) return;
-  double now = simgrid_get_clock(), end = sim_quota_end(h->quota, start, now - start);
+  if (!sim_membus_quota(h)) return;
+  /* a host read without its rank's schedule: the quota's own duty cycle (no tick) */
+  sim_quota_t flat, *q = h->quota;
+  if (!q && sim_quota_init(q = &flat, h->cpu_share, h->cpu_period, 0.0, 0.0)) return;
+  double now = simgrid_get_clock(), end = sim_quota_end(q, start, now - start);
   if (end > now) sg_actor_sleep_until(end);
 }
 

@@ -12,9 +12,8 @@
  * next period's quota (the period timer pays a throttled group's debt before it runs again). With
  * ticks at phase + j T and debt d_k: its budget is a_k = s P - d_k; a_k <= 0 throttles the whole
  * period (d_{k+1} = -a_k); else it runs until the first tick tau >= k P + a_k, on_k = tau - k P
- * (at most P: then it runs on into the next period), and d_{k+1} = on_k - a_k. On this VM (HZ 250,
- * 10 ms period, half a core) the runs of a spinning process fall at 2.5, 4.5 and 6.5 ms as this
- * predicts, where the quota alone gives 5 ms (validation/study/quota_duty.py).
+ * (at most P: then it runs on into the next period), and d_{k+1} = on_k - a_k. Measured: a spinning
+ * process's runs end on the tick grid (validation/compare-real/quota/DUTY.md, "ends on the tick").
  *
  * Work that needs d seconds of running starts whenever it is posted and ends when the container
  * has run d seconds since; on average that is d / s, but a step shorter than the period takes d,

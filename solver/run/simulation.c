@@ -144,7 +144,8 @@ static int write_particles(dem_sim_t *sim, const char *name, int create, char *e
   return dem_snapshot_write(sim, name, create, err, errlen);
 }
 
-int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli_t *cli, char *err, size_t errlen)
+/* the run's fields before anything is set up: its clocks, its rank, its scenario */
+static void start_fields(dem_sim_t *sim, const dem_scenario_t *sc)
 {
   memset(sim, 0, sizeof *sim);
   sim->wall_start = dem_clock_wall();
@@ -157,6 +158,11 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   sim->log = sim->rank == 0 && sc->progress ? stdout : NULL;
   dem_timers_reset(&sim->timers);
   dem_parallel_processor_name(sim->host, sizeof sim->host);
+}
+
+int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli_t *cli, char *err, size_t errlen)
+{
+  start_fields(sim, sc);
   if (sc->ranks != sim->ranks)
     return dem_fail(err, errlen, "%s: key 'run.ranks' = %d but %d MPI processes were started", sc->file, sc->ranks, sim->ranks);
   if (dem_clock_init(err, errlen)) return -1;
