@@ -29,8 +29,9 @@
  *    its rate, spread over the kernel (the other containers' kernels see the bus as loaded on
  *    average);
  *  - a CFS quota (cpu_share, cpu_period, cpu_tick: sim/quota.h) is a schedule of runs from each
- *    period's start, which can be as long as a step (the rank's clock keeps it, h->quota): the work runs at its rate (times the stress share), then the rank is held
- *    until the container has run that long since the work began (sim_quota_end). Not modelled:
+ *    period's start, which can be as long as a step (the rank's clock keeps it, h->quota): the
+ *    work runs at its rate (times the stress share), then the rank is held until the container
+ *    has run that long since the work began (sim_quota_end). Not modelled:
  *    its flows leave the bus in the throttled part of the period (here they run in a burst and
  *    the bus is free while the rank is held). */
 #include "membus.h"
