@@ -17,6 +17,12 @@ void dem_timer_stop(dem_timers_t *t, dem_timer_t h)
   t->count[h]++;
 }
 
+void dem_timer_add(dem_timers_t *t, dem_timer_t h, double seconds)
+{
+  t->total[h] += seconds;
+  t->count[h]++;
+}
+
 const char *dem_timer_name(dem_timer_t h) { return (h >= 0 && h < DEM_T_COUNT) ? names[h] : "?"; }
 
 void dem_timers_report(const dem_timers_t *t, FILE *out)

@@ -82,12 +82,24 @@ struct dem_ghosts {
   size_t bboxes_cap;
   double blocked;      /* s, time in the per-step MPI calls: the exchange and the search decision */
   double wait;         /* s, of `blocked`, waiting for the slowest rank (dem_ghosts_need_search) */
+  /* the registration under way: when it began, its time in MPI calls so far, and of that the
+   * wait for the slowest rank (worked out at its last meeting, ghost_exchange_registration) */
+  double reg_start, reg_held, reg_wait;
   double load_mark;    /* s, this rank's DEM_T_COMPUTE total at the last search decision */
   dem_grid_t *grid;    /* the owned particles' cells (the registration's answers) */
   dem_ghosts_stats_t stats;
   const int *site;     /* site of each rank (platform.sites), or NULL: one site */
 };
 
+
+/* A call of the registration that may block on other ranks (a collective, or the wait for its
+ * messages): its time is added to g->reg_held. */
+#define MEET(g, call)                            \
+  do {                                           \
+    double meet_t0_ = dem_clock_now();           \
+    call;                                        \
+    (g)->reg_held += dem_clock_now() - meet_t0_; \
+  } while (0)
 
 /* grows *buf to hold at least n elements of `size` bytes; 0 or -1 */
 static int grow(void **buf, size_t *cap, size_t n, size_t size)
@@ -208,7 +220,7 @@ static int ghost_layer(dem_ghosts_t *g, dem_sim_t *sim, double *reach)
     if (p->radius[i] > r_max) r_max = p->radius[i];
   dem_work_t w = {.kind = DEM_WORK_SCAN, .particles = (double)p->n, .bytes = (double)p->n * sizeof(double)};
   dem_clock_charge(&w);
-  dem_parallel_max_double(&r_max, 1);
+  MEET(g, dem_parallel_max_double(&r_max, 1));
   g->layer = 2.0 * r_max + sim->prm.skin;
   /* a little extra for rounding in the distance tests: being generous only costs a few ghosts */
   *reach = g->layer * (1.0 + 1e-9) + 1e-12;
@@ -222,7 +234,7 @@ static int ghost_layer(dem_ghosts_t *g, dem_sim_t *sim, double *reach)
   w = (dem_work_t){.kind = DEM_WORK_SCAN, .particles = 6.0 * (double)p->n, .bytes = (double)p->n * 3 * sizeof(double)};
   dem_clock_charge(&w);
   if (grow((void **)&g->bboxes, &g->bboxes_cap, 6 * (size_t)g->ranks, sizeof(double))) return -1;
-  dem_parallel_allgather_double(bb, 6, g->bboxes);
+  MEET(g, dem_parallel_allgather_double(bb, 6, g->bboxes));
   return 0;
 }
 
@@ -355,7 +367,7 @@ static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, int
   dem_work_t scan = {.kind = DEM_WORK_SCAN, .pairs = 2.0 * (double)p->n * (double)(nr - 1),
                      .bytes = 2.0 * (double)p->n * 3 * sizeof(double)};
   dem_clock_charge(&scan);
-  dem_parallel_alltoall_int(g->count_to, g->count_from);
+  MEET(g, dem_parallel_alltoall_int(g->count_to, g->count_from));
   for (int r = 0; r < nr; r++) n_in += (size_t)g->count_from[r];
   for (int r = 0; in_first && r < nr; r++) in_first[r + 1] = in_first[r] + (size_t)g->count_from[r];
   double *xout = malloc((n_out ? n_out : 1) * 3 * sizeof *xout), *xin = malloc((n_in ? n_in : 1) * 3 * sizeof *xin);
@@ -363,7 +375,7 @@ static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, int
   if (!xout || !xin || !ans_out || !ans_in || !in_first) bad = 1;
   /* every rank has its buffers, or none posts a message (a rank waiting for one that never
    * comes would hang) */
-  dem_parallel_max_int(&bad, 1);
+  MEET(g, dem_parallel_max_int(&bad, 1));
   if (bad) {
     free(cand); free(xout); free(xin); free(ans_out); free(ans_in); free(out_first); free(in_first);
     return border_and_lists(g, p, 0, border, old_to_new, 1, moved);
@@ -372,7 +384,7 @@ static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, int
   for (size_t q = 0; q < n_out; q++) memcpy(xout + 3 * q, p->pos + 3 * (size_t)cand[q], 3 * sizeof(double));
   bad |= post(g, (char *)xin, g->count_from, in_first, 3 * sizeof(double), TAG_CANDIDATE, 1);
   bad |= post(g, (char *)xout, g->count_to, out_first, 3 * sizeof(double), TAG_CANDIDATE, 0);
-  dem_parallel_xchg_wait(g->xchg);
+  MEET(g, dem_parallel_xchg_wait(g->xchg));
   /* which candidates have one of this rank's particles within reach */
   if (!g->grid) g->grid = dem_grid_create();
   size_t bad_at = 0;
@@ -387,7 +399,7 @@ static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, int
   /* round 2: the answers */
   bad |= post(g, ans_in, g->count_to, out_first, 1, TAG_ANSWER, 1);
   bad |= post(g, ans_out, g->count_from, in_first, 1, TAG_ANSWER, 0);
-  dem_parallel_xchg_wait(g->xchg);
+  MEET(g, dem_parallel_xchg_wait(g->xchg));
   /* the kept pairs, grouped by rank as the candidates were */
   size_t np = 0;
   memset(g->count_to, 0, (size_t)nr * sizeof *g->count_to);
@@ -422,7 +434,7 @@ static int ghost_exchange_registration(dem_ghosts_t *g, dem_sim_t *sim, char *er
   const int me = g->rank;
   int bad = 0;
   /* who sends me how many */
-  dem_parallel_alltoall_int(g->count_to, g->count_from);
+  MEET(g, dem_parallel_alltoall_int(g->count_to, g->count_from));
   g->n_from = 0;
   size_t n_ghost = 0;
   for (int r = 0; r < g->ranks; r++)
@@ -439,7 +451,7 @@ static int ghost_exchange_registration(dem_ghosts_t *g, dem_sim_t *sim, char *er
       fit((void **)&g->recv_buf, &g->recv_cap, REG_DOUBLES * n_ghost, sizeof(double)) ||
       (p->n + n_ghost > p->cap && dem_particles_reserve(p, p->n + n_ghost + (p->n + n_ghost) / 8 + 16)))
     bad = 1;
-  dem_parallel_max_int(&bad, 1);
+  MEET(g, dem_parallel_max_int(&bad, 1));
   if (bad) return dem_fail(err, errlen, "ghost registration: out of memory for %zu ghosts", n_ghost);
 
   for (int k = 0; k < g->n_from; k++)
@@ -459,9 +471,16 @@ static int ghost_exchange_registration(dem_ghosts_t *g, dem_sim_t *sim, char *er
     if (send(g, g->send_buf + REG_DOUBLES * g->to_first[k], REG_DOUBLES * g->to_count[k] * sizeof(double),
              g->to_rank[k], TAG_REGISTER))
       bad = 1;
-  dem_parallel_xchg_wait(g->xchg);
-  dem_parallel_max_int(&bad, 1);
-  if (bad) return dem_fail(err, errlen, "ghost registration: a message exceeds the MPI count limit");
+  MEET(g, dem_parallel_xchg_wait(g->xchg));
+  /* the registration's last meeting: with the error flag, each rank's own work in the
+   * registration (its time outside these calls); the slowest rank's less this rank's is what this
+   * rank waited for in them, at most the time they held it (as the step's split,
+   * dem_ghosts_need_search) */
+  double v[2] = {(double)bad, dem_clock_now() - g->reg_start - g->reg_held};
+  const double mine = v[1];
+  MEET(g, dem_parallel_max_double(v, 2));
+  g->reg_wait = fmin(fmax(v[1] - mine, 0.0), g->reg_held);
+  if (v[0] > 0.0) return dem_fail(err, errlen, "ghost registration: a message exceeds the MPI count limit");
 
   for (size_t q = 0; q < n_ghost; q++) {
     size_t i = p->n + q;
@@ -490,6 +509,8 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
 {
   dem_particles_t *p = sim->p;
   p->n_ghost = 0;
+  g->reg_start = dem_clock_now();
+  g->reg_held = g->reg_wait = 0.0;
   /* everything, not only what the decision needs: dem_engine_resize below may rebuild the
    * device buffers from the host arrays */
   if (dem_engine_pull(sim->engine, DEM_F_ALL, 0, p->n))
@@ -498,7 +519,7 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
   if (ghost_layer(g, sim, &reach)) return dem_fail(err, errlen, "ghost registration: out of memory");
   int moved = 0;
   int bad = ghost_destinations(g, sim, reach, &moved);
-  dem_parallel_max_int(&bad, 1);
+  MEET(g, dem_parallel_max_int(&bad, 1));
   if (bad) return dem_fail(err, errlen, "ghost registration: out of memory");
   if (ghost_exchange_registration(g, sim, err, errlen)) return -1;
   size_t n_ghost = g->n_ghost;
@@ -525,6 +546,12 @@ int dem_ghosts_register(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errle
 int dem_ghosts_refresh(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t errlen)
 {
   if (g->ranks > 1 && register_ghosts(g, sim, err, errlen)) return -1;
+  /* in the step's ghost phase: its MPI calls count as the step's (wait and communication) */
+  if (g->ranks > 1) {
+    g->blocked += g->reg_held;
+    g->wait += g->reg_wait;
+    dem_timer_add(&sim->timers, DEM_T_WAIT, g->reg_held);
+  }
   g->forced = 0;
   g->stats.steps += 1.0;
   g->stats.ghosts += (double)g->n_ghost;
@@ -646,3 +673,8 @@ void dem_ghosts_sources(const dem_ghosts_t *g, int *out)
 double dem_ghosts_comm_time(const dem_ghosts_t *g) { return g->blocked - g->wait; }
 double dem_ghosts_wait_time(const dem_ghosts_t *g) { return g->wait; }
 double dem_ghosts_layer(const dem_ghosts_t *g) { return g->layer; }
+void dem_ghosts_registration_times(const dem_ghosts_t *g, double *held, double *wait)
+{
+  *held = g->reg_held;
+  *wait = g->reg_wait;
+}

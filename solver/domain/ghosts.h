@@ -52,11 +52,17 @@ typedef struct dem_ghosts_stats {
   double wan_state_bytes; /* of those, the per-step exchanges' (the registrations' are the rest) */
 } dem_ghosts_stats_t;
 void dem_ghosts_stats(const dem_ghosts_t *g, dem_ghosts_stats_t *st);
-/* s, summed over the steps: the time in the step's MPI calls (the ghost exchange and the search
- * decision) split into waiting for the slowest rank (its computing since the last decision less
- * this rank's, at most the time the decision held it) and communication (the rest). */
+/* s, summed over the steps: the time in the step's MPI calls (the ghost exchange, the search
+ * decision, and the ghost registration before a search) split into waiting for the slowest rank
+ * and communication (the rest). At the decision, the wait is the slowest rank's computing since
+ * the last decision less this rank's, at most the time the decision held it; in a registration
+ * before a search, the slowest rank's own work in the registration (its time outside the
+ * registration's MPI calls) less this rank's, at most the time those calls held it. */
 double dem_ghosts_wait_time(const dem_ghosts_t *g);
 double dem_ghosts_comm_time(const dem_ghosts_t *g);
+/* s, the last registration's time in its MPI calls (*held) and, of that, its wait for the slowest
+ * rank (*wait, as above); both 0 before the first and on one rank */
+void dem_ghosts_registration_times(const dem_ghosts_t *g, double *held, double *wait);
 double dem_ghosts_layer(const dem_ghosts_t *g);     /* m, width of the ghost layer at the last registration */
 
 #endif

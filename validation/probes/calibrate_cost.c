@@ -425,6 +425,39 @@ static int time_round(dem_engine_t *e, dem_grid_t *g, const dem_particles_t *p, 
   return 0;
 }
 
+/* The device -> host copies the solver makes (dem_engine_pull, blocking), on the host's wall
+ * clock and in process CPU time: one field of one particle (a command and its wait: the fixed
+ * cost) and every field of every particle (the ghost registration's pull: a command per array of
+ * the store, one wait). The buffers are the store's own memory (CL_MEM_USE_HOST_PTR), so what a
+ * copy costs here is the runtime's commands, not bytes. Row per copy: commands, bytes, wall best,
+ * median, CPU median (us). Returns 0, or -1. */
+enum { C_ONE, C_ALL, C_COUNT };
+static int time_copies(dem_engine_t *e, const dem_particles_t *p, const packing_t *pk, int reps)
+{
+  static const char *names[C_COUNT] = {"pull_one", "pull_all"};
+  const unsigned fields[C_COUNT] = {DEM_F_POS, DEM_F_ALL};
+  const size_t counts[C_COUNT] = {1, p->n};
+  double t[MAX_REPS], u[MAX_REPS];
+  if (dem_engine_finish(e) != 0) return -1;
+  for (int c = 0; c < C_COUNT; ++c) {
+    for (int r = 0; r < reps; ++r) {
+      double w0 = wall(), c0 = cpu_now();
+      if (dem_engine_pull(e, fields[c], 0, counts[c]) != 0) return -1;
+      t[r] = wall() - w0;
+      u[r] = cpu_now() - c0;
+    }
+    qsort(t, (size_t)reps, sizeof(double), cmp_double);
+    qsort(u, (size_t)reps, sizeof(double), cmp_double);
+    int commands = 0;
+    for (int b = 0; b < DEM_ARRAY_COUNT; ++b) commands += (fields[c] & dem_particle_arrays[b].flag) != 0;
+    printf("%-7s %6.0f %-10s commands %d bytes %.0f | wall best %.1f median %.1f cpu %.1f us\n", pk->name,
+           (double)p->n, names[c], commands, (double)dem_particles_rows_bytes(p, fields[c], counts[c]), 1e6 * t[0],
+           1e6 * t[reps / 2], 1e6 * u[reps / 2]);
+  }
+  fflush(stdout);
+  return 0;
+}
+
 /* Each kernel's timed rounds against the model's charge for its work; one line each. The number
  * of kernels outside the --check factor, or -1 when the model rejects a work report. */
 static int compare_rows(const platform_t *pl, const packing_t *pk, double n, double binned, double slots,
@@ -492,6 +525,11 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
   printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
          "search", candidates, SEARCH_CANDIDATES_MODEL);
   fflush(stdout);
+  if (time_copies(e, p, pk, o->reps) != 0) {
+    fprintf(stderr, "calibrate_cost: a device -> host copy failed: %s\n", dem_engine_error(e));
+    outside = -1;
+    goto done;
+  }
   if (o->reference && reference_pair_pass(e, p, &prm, g, pk, pw.pairs, o->reps) != 0)
     outside = -1;
 done:

@@ -244,7 +244,8 @@ def split_lines(split):
          "part is rank 0's time in the step's MPI calls beyond that wait (summary.json per_rank comm_s); the rest is "
          "host work in the ghost phase (rank0_timers_s ghosts less wait: packing, and after a repartition the ghost "
          "registration's passes and grid), which on a platform of other cores is their computing, not this "
-         "machine's. The two add up to about the row (the waits inside the ghost registration count in neither). "
+         "machine's. Both count the ghost registration before a search: its MPI calls less its wait for the slowest "
+         "rank in the MPI part, its passes in the rest. "
          "ms a step, the median of the runs (min-max; the emulated runs with Open MPI's defaults):", "",
          "| case | MPI, measured | MPI, predicted | host work, measured | host work, predicted |", "|---|---|---|---|---|"]
     for x in split:
