@@ -222,7 +222,7 @@ def host_xml(hid, speed, cores, props, indent="    "):
 
 def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY,
                     llc=None, cores=1, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None,
-                    lanes=None, binning=None):
+                    lanes=None, binning=None, permute=None):
     if device == "gpu":
         line, llc = GPU["sector"], GPU["l2"]
     else:
@@ -241,6 +241,8 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
         props.append(("partition_rate", f"{partition:.6g}"))
     if binning:
         props.append(("binning_rate", f"{binning:.6g}"))
+    if permute:
+        props.append(("permute_bw", f"{permute:.6g}"))
     if lanes:
         props.append(("simd_lanes", f"{lanes:.6g}"))
     if device == "gpu":
@@ -429,7 +431,7 @@ def test_sim():
                     [("c-1", 1, "T-1"), ("c-2", 2, "T-2"), ("c-4", 4, "T-4")],
                     ["node c: 4 GB/s per core, 10 GB/s node: 1, 2, 4 cores draw 4, 8, 10 GB/s;",
                      "c-2's Zoltan measured at 1e7 particle-levels/s (partition_rate), its binning at",
-                     "1e7 particles/s (binning_rate)"]),
+                     "1e7 particles/s (binning_rate), its store's permutation at 1e9 B/s (permute_bw)"]),
         simple_node("s", "test", 10e9, 1e9, 4e9, [("s-4", 4, "T-4")],
                     ["node s: slow cores (1 Gf/s) for compute-bound kernels"]),
         simple_node("d", "test", 10e9, F, 3e9, [("d-dem", 2, "T-2"), ("d-stress", 2, "T-2")],
@@ -457,7 +459,8 @@ def test_sim():
     nodes.append(simple_node("l", "test", 10e9, F, 2e9, [("l-dem", 2, "T-2"), ("l-stress", 1, "T-1")],
                              ["node l: loaded latency 2x at half the bus used, 3x when full"],
                              curve="0:1,0.5:2,1:3"))
-    nodes[2]["containers"][1]["props"] += [("partition_rate", "1e+07"), ("binning_rate", "1e+07")]
+    nodes[2]["containers"][1]["props"] += [("partition_rate", "1e+07"), ("binning_rate", "1e+07"),
+                                           ("permute_bw", "1e+09")]
     for n in nodes[:-1]:
         n["latency"] = FLAT_LATENCY
     x = simple_node("x", "test", 10e9, F, 1e9, [("x-bad", 1, "T-1")],
@@ -655,6 +658,15 @@ def binning_rate(n):
     return k["binning_particles"] / t if t and k.get("binning_particles") else None
 
 
+def permute_bw(n):
+    """B/s of rows the store's in-place permutation moves on one core, from the probe's calibrate_cost run
+    of the contact lattice (its permute row: every core at once where measured, else one core alone);
+    None in a probe.json of before it."""
+    k = n.get("contact_kernel_1core") or {}
+    t = k.get("permute_all_cores_median_s") or k.get("permute_median_s")
+    return k["permute_bytes"] / t if t and k.get("permute_bytes") else None
+
+
 def probe_node(n, containers):
     """One probed node: its bus, per-core figures and containers [(host id, cores, name, the
     containers whose cores it shares)]."""
@@ -671,6 +683,7 @@ def probe_node(n, containers):
     divider = n.get("divider_1core")  # absent in a probe.json of before the divider: one flop each
     part = n.get("partition_rate")  # absent (or null: one core, no mpirun) in a probe.json of before it
     binning = binning_rate(n)
+    permute = permute_bw(n)
     doc = [f"node {n['name']}: {n.get('cpu_model', '?')}, {cores} cores; MEASURED by demsim probe:",
            f"memory bus {bw / 1e9:.3g} GB/s (the higher of the triad's bus traffic and kick-drift's streams, all cores"
            f" at once); one core {core_bw / 1e9:.3g} GB/s"
@@ -690,13 +703,16 @@ def probe_node(n, containers):
            (f"cell binning {binning / 1e6:.3g} M particles/s per core (binning_rate: calibrate_cost's binning row of "
             "the contact lattice, every core at once)." if binning else
             "binning: not in this probe (charged by sim/cost.c's counts at the core's rate)."),
+           (f"the store's permutation {permute / 1e9:.3g} GB/s of moved rows per core (permute_bw: calibrate_cost's "
+            "permute row of the contact lattice, every core at once)." if permute else
+            "permutation: not in this probe (charged by sim/cost.c's counts at the core's rate)."),
            "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
            f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."] + STORAGE_DOC + FIRST_TOUCH_DOC
     cs = []
     for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,
                                 llc=llc * ncores / cores, gather=n["gather_1core_Bps"], divider=divider, lanes=lanes,
-                                partition=part, binning=binning)
+                                partition=part, binning=binning, permute=permute)
         if shares:
             props.append(("shares_cores_with", ",".join(shares)))
         cs.append(dict(host=host, cores=ncores, props=props))

@@ -7,8 +7,8 @@
  *                               node's memory bus, one flow per core (sim/membus.c)
  *   kernel on a GPU container : launch latency + device roofline (sim/gpu.c)
  *   host-side work            : the same on one core (a partition at the host's measured
- *                               partition_rate, binning at its binning_rate, when the
- *                               platform gives them)
+ *                               partition_rate, binning at its binning_rate, the store's
+ *                               permutation at its permute_bw, when the platform gives them)
  *   host<->device copy        : PCIe on a GPU; on a CPU device only the enqueue latency
  *   first touch of memory     : the bytes at the host's first_touch_bw (page faults); nothing
  *                               when the platform gives no such figure
@@ -161,6 +161,9 @@ int dem_clock_charge(const dem_work_t *w)
      * counters and stores, which sim/cost.c's streaming count prices at half its time or less) */
     if (w->kind == DEM_WORK_BINNING && h->binning_rate > 0.0)
       return sim_membus_run(h, w->particles / h->binning_rate * h->core_flops, 1, 0.0, h->core_bw, 1);
+    /* the store's permutation on a host whose permutation was measured: its bytes at that rate */
+    if (w->kind == DEM_WORK_PERMUTE && h->permute_bw > 0.0)
+      return sim_membus_run(h, w->bytes / h->permute_bw * h->core_flops, 1, 0.0, h->core_bw, 1);
     if (first_touch(h, c.fresh)) return -1;
     return sim_membus_run(h, cpu_flops(h, &c), 1, cpu_traffic(h, &c), h->core_bw, sim_cost_streaming(&c));
   case SIM_ON_LINK:

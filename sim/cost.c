@@ -133,6 +133,9 @@ static const traffic_coef_t traffic[DEM_WORK_KIND_COUNT] = {
   [DEM_WORK_BINNING] = {{16, 0, 0, 0}, {0}, {0}},
   [DEM_WORK_PACK] = {{0, 0, 0, 1}, {0}, {0}},
   [DEM_WORK_OUTPUT] = {{0, 0, 0, 1}, {0}, {0}},
+  /* PERMUTE: the read of each moved byte is gathered, a datum (a line on a miss) per piece (a row
+   *   of one array; the rows wider than a line, the slots', bring more: not counted). */
+  [DEM_WORK_PERMUTE] = {{0}, {0, 0, 0, 1}, {0, 1, 0, 0}},
 };
 
 /* The force kernels share three pieces (forces.cl, boundaries.cl, external.cl), counted once:
@@ -239,6 +242,10 @@ static const coef_t table[DEM_WORK_KIND_COUNT] = {
    *   particle-box test (`pairs`, within()) the first axis's two bounds and two comparisons, 4
    *   scalar flops: the first axis decides for all but the particles near the box. */
   [DEM_WORK_SCAN] = {SIM_ON_HOST, {1, 4, 0, 0}, {0, 0, 0, 1}, {0}, 1},
+  /* PERMUTE (host, solver/dem/particles.c dem_particles_permute: cycle by cycle, in place): each
+   *   moved row is read from where its cycle's previous place points (scattered over the store)
+   *   and written where the previous read was (a line in the cache): 2 B of traffic per byte. */
+  [DEM_WORK_PERMUTE] = {SIM_ON_HOST, {0, 0, 0, 0}, {0, 0, 0, 2}},
 };
 
 static int bad(double x) { return !isfinite(x) || x < 0.0; }
@@ -256,6 +263,8 @@ int sim_cost_of(const dem_work_t *w, sim_cost_t *c)
   if (w->kind == DEM_WORK_BOUNDARIES && w->reach > c->window / table[DEM_WORK_FORCES_ALL].b[0])
     c->window = w->reach * table[DEM_WORK_FORCES_ALL].b[0];
   if (w->kind == DEM_WORK_FIRST_TOUCH) c->fresh = w->bytes;
+  /* a permutation's reads reach anywhere in the store: its rows, at the moved rows' width */
+  if (w->kind == DEM_WORK_PERMUTE) c->window = w->particles > 0.0 ? w->reach * w->bytes / w->particles : 0.0;
   if (w->kind == DEM_WORK_PARTITION) {
     /* `particles` is the global count: every rank handles its share at each of the
      * ceil(log2(ranks)) bisection levels, plus one pass to build the dots, in scratch that is

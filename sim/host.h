@@ -26,6 +26,10 @@
  *                     sort: solver/dem/grid.c, the search's and the ghost registration's grid),
  *                     measured on this host (demsim probe: calibrate_cost's binning row); optional:
  *                     without it binning is charged by sim/cost.c's counts
+ *   permute_bw (B/s)   bytes per second of rows the host's in-place permutation of the particle
+ *                     store moves on one core (solver/dem/particles.c dem_particles_permute: the
+ *                     ghost registration's border last), measured on this host (demsim probe:
+ *                     calibrate_cost's permute row); optional: without it sim/cost.c's counts
  *   simd_lanes         how many times longer scalar code takes than code in lanes for the same
  *                     flops, at most the FP64 lanes of the core's vector datapath (4 on a 256-bit
  *                     one): the core's rate is that of code in lanes, scalar code runs at
@@ -85,6 +89,7 @@ typedef struct sim_host {
   double first_touch_bw;  /* B/s, fresh memory mapped at first write; 0 when the platform has none */
   double partition_rate;  /* particle-levels/s of a Zoltan RCB call on one core; 0 when the platform has none */
   double binning_rate;    /* particles/s of the host's cell binning on one core; 0 when the platform has none */
+  double permute_bw;      /* B/s of rows moved by the store's permutation on one core; 0 when the platform has none */
   double simd_lanes;      /* FP64 lanes of a core's vector datapath; 1 when the platform gives none */
 } sim_host_t;
 

@@ -252,6 +252,32 @@ static void test_binning_rate(void)
   SIM_ASSERT_CLOSE(sim_test_charge(&w), 2e-2, 1e-9);
 }
 
+/* The store's permutation (PERMUTE), by hand from sim/cost.c: 1,000 rows of 300 B moved (11 pieces
+ * each) in a store of 100,000 rows: 600,000 B of traffic (each byte read and written), of which
+ * the 300,000 read are gathered, 11,000 data; the reads reach the whole store, 30 MB (the rows at
+ * the moved rows' width); on the host. On c-2, whose permutation was measured (permute_bw 1e9
+ * B/s), the moved bytes at that rate: 0.3 ms, whatever the counts say. */
+static void test_permute(void)
+{
+  dem_work_t w = {.kind = DEM_WORK_PERMUTE, .particles = 1000, .bytes = 300000, .pairs = 11000, .reach = 100000};
+  sim_cost_t c;
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
+  CU_ASSERT_EQUAL(c.place, SIM_ON_HOST);
+  CU_ASSERT_DOUBLE_EQUAL(c.flops, 0.0, 1e-12);
+  CU_ASSERT_DOUBLE_EQUAL(c.bytes, 600000.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.gathered, 300000.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.gathers, 11000.0, 1e-9);
+  CU_ASSERT_DOUBLE_EQUAL(c.window, 3e7, 1e-3);
+  /* a cache of 10 MB holds a third of the window: two thirds of the gathers miss, each a 64 B
+   * line weighing 4 streamed lines (core_bw / core_gather_bw) */
+  double miss = 1.0 - 1e7 / 3e7;
+  SIM_ASSERT_CLOSE(sim_cost_cpu_traffic(&c, 64.0, 1e7, 4.0), 300000.0 + miss * 11000.0 * 64.0 * 4.0, 1e-12);
+  CU_ASSERT_STRING_EQUAL(dem_clock_kind_name(DEM_WORK_PERMUTE), "permute");
+  sim_host_t h = sim_test_self();
+  CU_ASSERT_DOUBLE_EQUAL_FATAL(h.permute_bw, 1e9, 1e-3);
+  SIM_ASSERT_CLOSE(sim_test_charge(&w), 3e-4, 1e-9);
+}
+
 /* device.code_cost: a code that costs f times demsim's kernels. sim_cost_scale multiplies the
  * operations and their traffic and keeps the reuse windows; charged, N particles of the
  * integrator (streaming, no gathers, so no window) at f = 2 take exactly what 2N take at f = 1
@@ -292,6 +318,7 @@ static CU_TestInfo tests[] = {
   {"new memory is charged at the container's first_touch_bw", test_first_touch},
   {"the ghost registration's passes are scalar host work", test_scan},
   {"binning is charged at the container's measured binning_rate", test_binning_rate},
+  {"the store's permutation: gathered reads over the store, or the measured permute_bw", test_permute},
   {"device.code_cost: another code's kernels at f times demsim's", test_code_cost},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};

@@ -26,6 +26,10 @@ typedef enum dem_work_kind {
   DEM_WORK_SCAN,         /* host: passes over the particles (the ghost registration's layer, boxes,
                           * candidates and border order): `bytes` streamed, `particles` comparisons,
                           * `pairs` particle-box tests */
+  DEM_WORK_PERMUTE,      /* host: the store's rows put in a new order in place (the ghost registration's
+                          * border last): `particles` rows moved, `bytes` their bytes, `pairs` the
+                          * pieces moved (a row of each array), `reach` the store's rows (the moves'
+                          * sources are scattered over all of them) */
   DEM_WORK_KIND_COUNT
 } dem_work_kind_t;
 

@@ -178,9 +178,12 @@ void dem_ghosts_destroy(dem_ghosts_t **gp)
 }
 
 /* Moves the border particles (flag set) to the end of the owned range, keeping the order
- * within both groups; old_to_new receives each particle's new index, *moved whether any
- * particle changed place. */
-static int move_border_last(dem_particles_t *p, const char *border, size_t *old_to_new, int *moved)
+ * within both groups; old_to_new receives each particle's new index, *moved how many particles
+ * changed place. The permutation is charged by the rows it moves: their sources are scattered
+ * over the store, so its time goes with them, not with the store's size (ghost registrations
+ * after a repartition, timed natively on two containers: 5,000 to 157,000 rows of 356 B moved
+ * in 5 to 180 ms). */
+static int move_border_last(dem_particles_t *p, const char *border, size_t *old_to_new, size_t *moved)
 {
   size_t n = p->n, k = 0;
   size_t *perm = malloc((n ? n : 1) * sizeof *perm);
@@ -191,12 +194,18 @@ static int move_border_last(dem_particles_t *p, const char *border, size_t *old_
         perm[k] = i;
         old_to_new[i] = k++;
       }
-  int identity = 1;
-  for (size_t i = 0; i < n && identity; i++) identity = perm[i] == i;
-  *moved = !identity;
+  *moved = 0;
+  for (size_t i = 0; i < n; i++) *moved += perm[i] != i;
   /* in place, one field at a time: a second store would double the peak memory */
-  int rc = identity ? 0 : dem_particles_permute(p, perm, n);
+  int rc = *moved ? dem_particles_permute(p, perm, n) : 0;
   free(perm);
+  if (*moved) {
+    double rows = (double)*moved;
+    dem_work_t w = {.kind = DEM_WORK_PERMUTE, .particles = rows,
+                    .bytes = rows * (double)dem_particles_bytes_per_particle(p->slots),
+                    .pairs = rows * DEM_ARRAY_COUNT, .reach = (double)n};
+    dem_clock_charge(&w);
+  }
   return rc;
 }
 
@@ -270,11 +279,11 @@ static int send_lists(dem_ghosts_t *g, size_t np, const size_t *old_to_new)
 }
 
 /* Registration, the end of step 2: the border particles (flagged in border) moved last in the
- * store (*moved: whether any changed place) and the send lists from the np destination pairs;
+ * store (*moved: how many changed place) and the send lists from the np destination pairs;
  * frees border, old_to_new and the pairs. `bad` (nonzero: a failure before) is returned as it
  * is, or 1 when out of memory here. */
 static int border_and_lists(dem_ghosts_t *g, dem_particles_t *p, size_t np, char *border, size_t *old_to_new, int bad,
-                            int *moved)
+                            size_t *moved)
 {
   *moved = 0;
   if (!bad && move_border_last(p, border, old_to_new, moved)) bad = 1;
@@ -338,7 +347,7 @@ static int post(dem_ghosts_t *g, char *buf, const int *count, const size_t *firs
  * the particle bounding boxes, their positions to the candidate ranks, their answers back, the
  * kept pairs; then the border and the send lists. 0, or 1 when out of memory or a message was
  * too long. */
-static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, int *moved)
+static int ghost_destinations(dem_ghosts_t *g, dem_sim_t *sim, double reach, size_t *moved)
 {
   dem_particles_t *p = sim->p;
   const int me = g->rank, nr = g->ranks;
@@ -517,16 +526,14 @@ static int register_ghosts(dem_ghosts_t *g, dem_sim_t *sim, char *err, size_t er
     return dem_fail(err, errlen, "ghost registration: device -> host: %s", dem_engine_error(sim->engine));
   double reach = 0.0;
   if (ghost_layer(g, sim, &reach)) return dem_fail(err, errlen, "ghost registration: out of memory");
-  int moved = 0;
+  size_t moved = 0;
   int bad = ghost_destinations(g, sim, reach, &moved);
   MEET(g, dem_parallel_max_int(&bad, 1));
   if (bad) return dem_fail(err, errlen, "ghost registration: out of memory");
   if (ghost_exchange_registration(g, sim, err, errlen)) return -1;
   size_t n_ghost = g->n_ghost;
 
-  dem_work_t w = {.kind = DEM_WORK_PACK,
-                  .bytes = (double)sizeof(double) * REG_DOUBLES * (double)(g->to_total + n_ghost) +
-                           (moved ? (double)dem_particles_bytes_per_particle(p->slots) * 2.0 * (double)p->n : 0.0)};
+  dem_work_t w = {.kind = DEM_WORK_PACK, .bytes = (double)sizeof(double) * REG_DOUBLES * (double)(g->to_total + n_ghost)};
   dem_clock_charge(&w);
   /* owned particles: only when they changed place (the device holds them otherwise) */
   if (dem_engine_resize(sim->engine) || (moved && dem_engine_push(sim->engine, DEM_F_ALL, 0, p->n)) ||

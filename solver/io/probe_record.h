@@ -20,6 +20,10 @@ typedef struct dem_probe_contact {
   /* the host's cell binning (solver/dem/grid.c) of the same lattice, calibrate_cost's "binning"
    * row: its particles, its median on one core and the mean of the cores' medians at once, s */
   double binning_particles, binning_median_s, binning_all_median_s;
+  /* the store's permutation (dem_particles_permute) of the same lattice, calibrate_cost's "permute"
+   * row: the bytes of the rows it moves, its median on one core and the mean of the cores' medians
+   * at once, s */
+  double permute_bytes, permute_median_s, permute_all_median_s;
 } dem_probe_contact_t;
 
 /* What the leader of a node measured. A figure not measured is NAN (null in the JSON). */

@@ -307,7 +307,8 @@ char *dem_summary_probe_node(const dem_probe_node_t *nd)
   json_object_set_new(o, "contact_kernel_1core",
                       isnan(nd->contact.median_s)
                           ? json_null()
-                          : pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o}", "particles",
+                          : pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+                                 "particles",
                                  count_or_null(nd->contact.particles),
                                  "best_s", real_or_null(nd->contact.best_s), "median_s",
                                  real_or_null(nd->contact.median_s), "flops", real_or_null(nd->contact.flops),
@@ -318,7 +319,10 @@ char *dem_summary_probe_node(const dem_probe_node_t *nd)
                                  (json_int_t)nd->contact.all_cores, "binning_particles",
                                  count_or_null(nd->contact.binning_particles), "binning_median_s",
                                  real_or_null(nd->contact.binning_median_s), "binning_all_cores_median_s",
-                                 real_or_null(nd->contact.binning_all_median_s)));
+                                 real_or_null(nd->contact.binning_all_median_s), "permute_bytes",
+                                 count_or_null(nd->contact.permute_bytes), "permute_median_s",
+                                 real_or_null(nd->contact.permute_median_s), "permute_all_cores_median_s",
+                                 real_or_null(nd->contact.permute_all_median_s)));
   json_object_set_new(o, "opencl_devices", probe_cl_devices(nd));
   json_t *c = json_array();
   for (int i = 0; i < nd->n_commands; i++) json_array_append_new(c, json_string(nd->commands[i]));

@@ -370,8 +370,8 @@ static int measure_kernels(const probe_ctx_t *c, dem_probe_node_t *nd)
 }
 
 /* calibrate_cost's output `path`: its dem_forces_all row of the contact lattice (counts, best and
- * median, s), the C reference's ratio and the binning row's particles and median into k; -1 when
- * the forces row is missing. */
+ * median, s), the C reference's ratio, the binning row's particles and median and the permute row's
+ * bytes and median into k; -1 when the forces row is missing. */
 static int read_contact_row(const char *path, dem_probe_contact_t *k)
 {
   char line[1024];
@@ -385,6 +385,12 @@ static int read_contact_row(const char *path, dem_probe_contact_t *k)
     char kernel[32];
     const char *ref = strstr(line, "scalar over lanes");
     if (!strncmp(line, "contact", 7) && ref) k->reference_over_kernel = atof(ref + 17);
+    double rows, bytes, best, median;
+    if (sscanf(line, "contact %*f permute rows %lf bytes %lf wall best %lf median %lf", &rows, &bytes, &best,
+               &median) == 4) {
+      k->permute_bytes = bytes;
+      k->permute_median_s = median * 1e-6;
+    }
     if (strncmp(line, "contact", 7) ||
         sscanf(line, "%*s %lf %31s %lf %lf %lf %lf %lf %lf %lf %lf %*s %*s %*s %*s %*s %*s %*s %lf", &v[1], kernel,
                &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[18]) != 11)
@@ -418,17 +424,19 @@ static int contact_all_cores(const probe_ctx_t *c, dem_probe_node_t *nd, char **
     pid[i] = spawn(args, 1, &c->cpus[i], 1, out, 0);
   }
   for (int i = 0; i < n; i++) rc |= wait_child(pid[i], "calibrate_cost (contact-force kernel, every core)");
-  double sum = 0.0, binning = 0.0;
+  double sum = 0.0, binning = 0.0, permute = 0.0;
   for (int i = 0; i < n && !rc; i++) {
     dem_probe_contact_t k = nd->contact;
     snprintf(out, sizeof out, "%s/calibrate-contact-all-%d.txt", c->dir, c->cpus[i]);
     rc |= read_contact_row(out, &k);
     sum += k.median_s;
     binning += k.binning_median_s;
+    permute += k.permute_median_s;
   }
   if (rc) return -1;
   nd->contact.all_median_s = sum / n;
   nd->contact.binning_all_median_s = binning / n;
+  nd->contact.permute_all_median_s = permute / n;
   nd->contact.all_cores = n;
   return 0;
 }
@@ -607,6 +615,7 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
   nd->contact.particles = nd->contact.best_s = nd->contact.median_s = nd->contact.flops = nd->contact.traffic_B =
       nd->contact.divsqrt = nd->contact.reference_over_kernel = nd->contact.all_median_s = NAN;
   nd->contact.binning_particles = nd->contact.binning_median_s = nd->contact.binning_all_median_s = NAN;
+  nd->contact.permute_bytes = nd->contact.permute_median_s = nd->contact.permute_all_median_s = NAN;
   if (dem_files_make_dirs(c->dir)) {
     fprintf(stderr, "demsim: probe: cannot create %s: %s\n", c->dir, strerror(errno));
     *rc = -1;

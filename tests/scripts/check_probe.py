@@ -11,7 +11,7 @@
    counts, the C reference's ratio) and on every core at once, Zoltan's rate (two ranks, where the
    machine has two cores), at least one OpenCL device, and a date that parses; its platform.xml
    takes the core rate from that kernel, the partition_rate from those runs and the binning_rate
-   from the kernel run's binning row.
+   and permute_bw from the kernel run's binning and permute rows.
 3. `demsim probe --quick --no-kernels --hosts localhost,localhost --out DIR/pair`: one node
    holding ranks 0 and 1, one pair on the same node, with a positive latency and a bandwidth
    above 1e8 B/s, and no Zoltan rate.
@@ -114,6 +114,10 @@ def main():
             # the cell binning of the same lattice (calibrate_cost's binning row): 216,000 particles, 0.1-100 ms
             check(k.get("binning_particles") == 216000 and 1e-4 < (k.get("binning_median_s") or 0) < 0.1,
                   f"binning on 1 core: {k}")
+            # the store's permutation of the same lattice (calibrate_cost's permute row): every row but
+            # the last of each 50 moves, 300-500 B a row (the slots' width), 1 ms-10 s
+            check(200000 * 300 < (k.get("permute_bytes") or 0) < 216000 * 500
+                  and 1e-3 < (k.get("permute_median_s") or 0) < 10, f"the store's permutation on 1 core: {k}")
             if n.get("cores", 1) > 1:
                 check(k.get("all_cores") == n.get("cores") and 0 < k.get("all_cores_median_s", 0) < 10,
                       f"contact-force kernel on every core at once: {k}")
@@ -129,6 +133,7 @@ def main():
             check('<prop id="partition_rate"' in open(xml).read(), "the probe's platform has no partition_rate")
         if os.path.isfile(xml):
             check('<prop id="binning_rate"' in open(xml).read(), "the probe's platform has no binning_rate")
+            check('<prop id="permute_bw"' in open(xml).read(), "the probe's platform has no permute_bw")
 
     d = load(a.demsim, os.path.join(a.out, "pair"), ["--quick", "--no-kernels", "--hosts", "localhost,localhost"])
     if d:

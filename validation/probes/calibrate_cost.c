@@ -458,6 +458,40 @@ static int time_copies(dem_engine_t *e, const dem_particles_t *p, const packing_
   return 0;
 }
 
+/* The ghost registration's permutation of the store (dem_particles_permute, in place), on the host's
+ * wall clock: every 50th particle moved last, the others keeping their order (a stable partition,
+ * as move_border_last's, with the border spread through the store), so that nearly every row
+ * moves. Row: rows moved, their bytes, wall best, median, CPU median (us): probe.json's
+ * permute_*, a platform's permute_bw. Returns 0, or -1. */
+static int time_permute(dem_particles_t *p, const packing_t *pk, int reps)
+{
+  const size_t n = p->n, every = 50;
+  size_t *perm = malloc((n ? n : 1) * sizeof *perm), k = 0, moved = 0;
+  double t[MAX_REPS], u[MAX_REPS];
+  if (!perm) return -1;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < n; ++i)
+      if ((i % every == every - 1) == pass) perm[k++] = i;
+  for (size_t i = 0; i < n; ++i) moved += perm[i] != i;
+  for (int r = 0; r < reps; ++r) {
+    double w0 = wall(), c0 = cpu_now();
+    if (dem_particles_permute(p, perm, n) != 0) {
+      free(perm);
+      return -1;
+    }
+    t[r] = wall() - w0;
+    u[r] = cpu_now() - c0;
+  }
+  free(perm);
+  qsort(t, (size_t)reps, sizeof(double), cmp_double);
+  qsort(u, (size_t)reps, sizeof(double), cmp_double);
+  printf("%-7s %6.0f %-10s rows %.0f bytes %.0f | wall best %.1f median %.1f cpu %.1f us\n", pk->name, (double)n,
+         "permute", (double)moved, (double)moved * (double)dem_particles_bytes_per_particle(p->slots), 1e6 * t[0],
+         1e6 * t[reps / 2], 1e6 * u[reps / 2]);
+  fflush(stdout);
+  return 0;
+}
+
 /* Each kernel's timed rounds against the model's charge for its work; one line each. The number
  * of kernels outside the --check factor, or -1 when the model rejects a work report. */
 static int compare_rows(const platform_t *pl, const packing_t *pk, double n, double binned, double slots,
@@ -527,6 +561,12 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
   fflush(stdout);
   if (time_copies(e, p, pk, o->reps) != 0) {
     fprintf(stderr, "calibrate_cost: a device -> host copy failed: %s\n", dem_engine_error(e));
+    outside = -1;
+    goto done;
+  }
+  /* last: the store's rows change order (the engine's buffers wrap the same memory) */
+  if (time_permute(p, pk, o->reps) != 0) {
+    fprintf(stderr, "calibrate_cost: the store's permutation ran out of memory\n");
     outside = -1;
     goto done;
   }
