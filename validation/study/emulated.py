@@ -14,8 +14,8 @@ route shaped by tc to SimGrid's route on platform.file) and under SMPI on platfo
       times the median over R rounds, the simulated ones deterministic;
   (b) the DEM: the scenario itself, particles in contact (problem.diameter_ratio 1.001, about six
       contacts each, as scenarios/bench-contact.cfg) and apart (0.99), N particles, S steps, for each policy (RW repartitions every S/5 steps), R emulated runs
-      interleaved (lattice, policy, lattice, policy, ...; the median kept, the spread reported)
-      and K simulated runs (noise.seed 0 to K-1, default 3; the median kept, the spread in
+      interleaved (lattice, policy, lattice, policy, ...; each row its median, the spread reported)
+      and K simulated runs (noise.seed 0 to K-1, default 3; each row its median, the spread in
       compare_real.json's predicted_spread): where the scenario has noise (network-pair.cfg does),
       each seed lets the steps fall differently against a quota's windows, as the emulated runs'
       do from one run to the next; the model has no other source of run-to-run change. The network's part is compared: the ghost exchange per step
@@ -293,13 +293,19 @@ def dem_rows(res, probed=False):
                 ("ghost bytes per rank per step", lambda s: s["ghost_bytes_per_rank_per_step"]),
                 (f"computing, rank 0 (s{cores})", lambda s: s["time_breakdown_s"]["compute_s"]),
                 (f"total time (s{cores})", lambda s: s["sim_time_s"]))
+    def median(runs, f):
+        v = sorted(map(f, runs))
+        return v[(len(v) - 1) // 2]
+
     for (lat, pol), r in res.items():
         for what, f in measures:
             if what.startswith("repartition") and pol == "NOW":
                 continue
-            measured = {c: (f(r["native"][c]), [min(map(f, runs)), max(map(f, runs))])
+            # each row its own median over the runs: a run whose exchange is the median may have
+            # the smallest or the largest repartition of them
+            measured = {c: (median(runs, f), [min(map(f, runs)), max(map(f, runs))])
                         for c, runs in r["native_all"].items()}
-            x = row(what, f"{lat} {pol}", f(r["smpi"]), measured)
+            x = row(what, f"{lat} {pol}", median(r["smpi_all"], f), measured)
             x["predicted_spread"] = [min(map(f, r["smpi_all"])), max(map(f, r["smpi_all"]))]
             if cores and what.startswith(("computing", "total")):
                 x = {k: (None if k.startswith("error") else v) for k, v in x.items()}
@@ -506,8 +512,8 @@ def report(args, extra, rows, started, emu, smpi, split=()):
                 ". ") + "Emulated "
              f"messages: median of {args.repeats} round(s) of every size (spread: min-max of all repetitions); "
              f"DEM: {args.particles} particles, {args.steps} steps, {args.repeats} emulated run(s) per row "
-             f"(median by the ghost exchange; spread: min-max), {args.sim_repeats} SMPI run(s) with noise seeds "
-             f"0-{args.sim_repeats - 1} (the median by the ghost exchange: the steps fall differently against a quota's "
+             f"(each row the median of its runs; spread: min-max), {args.sim_repeats} SMPI run(s) with noise seeds "
+             f"0-{args.sim_repeats - 1} (each row the median of its runs: the steps fall differently against a quota's "
              "windows with each seed, as the emulated runs' do from run to run). Total time: the time loop (summary.json's "
              "sim_time_s, as compare_real.py compares it; set-up and the last output are outside it). "
              "Error = (predicted - measured) / measured.",
