@@ -293,19 +293,15 @@ def dem_rows(res, probed=False):
                 ("ghost bytes per rank per step", lambda s: s["ghost_bytes_per_rank_per_step"]),
                 (f"computing, rank 0 (s{cores})", lambda s: s["time_breakdown_s"]["compute_s"]),
                 (f"total time (s{cores})", lambda s: s["sim_time_s"]))
-    def median(runs, f):
-        v = sorted(map(f, runs))
-        return v[(len(v) - 1) // 2]
-
     for (lat, pol), r in res.items():
         for what, f in measures:
             if what.startswith("repartition") and pol == "NOW":
                 continue
             # each row its own median over the runs: a run whose exchange is the median may have
             # the smallest or the largest repartition of them
-            measured = {c: (median(runs, f), [min(map(f, runs)), max(map(f, runs))])
+            measured = {c: (statistics.median_low(map(f, runs)), [min(map(f, runs)), max(map(f, runs))])
                         for c, runs in r["native_all"].items()}
-            x = row(what, f"{lat} {pol}", median(r["smpi_all"], f), measured)
+            x = row(what, f"{lat} {pol}", statistics.median_low(map(f, r["smpi_all"])), measured)
             x["predicted_spread"] = [min(map(f, r["smpi_all"])), max(map(f, r["smpi_all"]))]
             if cores and what.startswith(("computing", "total")):
                 x = {k: (None if k.startswith("error") else v) for k, v in x.items()}
