@@ -728,9 +728,10 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
            "with a memory stress, compared at different times (validation/study/compare_real.py, compare_spread.py)"),
           ("compare-real/emulated", "EMULATED.md", "emulated.png",
            "The communication model against an emulated 1 Gbit/s network (validation/study/compare_real.py --emulate)"),
-          ("compare-real/emulated-probed", "EMULATED.md", "emulated.png",
-           "The emulated 1 Gbit/s, 70 us network on this machine's probed cores: the ghost exchange and the total "
-           "time (compare_real.py --emulate --hostmap)"),
+          ("compare-real/emulated-probed", "SPREAD.md", "spread.png",
+           "The emulated 1 Gbit/s, 70 us network (demsim-wire) on this machine's probed cores, whole cores, three "
+           "comparisons: messages, the ghost exchange, repartition, computing and total time (compare_real.py "
+           "--emulate --hostmap)"),
           ("compare-real/emulated-half", "SPREAD.md", "spread.png",
            "The emulated 1 Gbit/s, 70 us network (demsim-wire) with one container at half a core (a CFS quota per "
            "10 ms), three comparisons: messages, the ghost exchange, repartition, computing and total time "
