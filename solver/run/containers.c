@@ -237,41 +237,81 @@ static int filter_destination(dem_cloud_t *cloud, char *ns, int j, char *classid
              "bpf", "bytecode", code, "flowid", classid, NULL);
 }
 
+/* The bytes of a TCP segment's payload from the IPv4 header's length (u32's "@": the IPv4 header,
+ * then the TCP header, skipped): a word read there exists only where the segment carries data. */
+#define U32_PAYLOAD "0>>22&0x3C@12>>26&0x3C@0>>24=0:255"
+#define ACK_QUEUE 100 /* container i's packets without payload to j: queue ACK_QUEUE+j+1 of i's namespace */
+
 /* Where the kernel has no netem: container i's packets to each other container j go through the
  * netfilter queue j+1 of its namespace (iptables' NFQUEUE in mangle POSTROUTING, before the htb
  * class), where demsim-wire (run/wire.c, beside this program, in the cgroup <prefix>wire, on i's
- * own cores) holds
- * each until it has crossed a wire of the pair's rate and one-way latency. Nothing is done where
- * iptables or demsim-wire is missing (htb's rate only, cloud->wire left 0). */
+ * own cores: start_wires) holds each until it has crossed a wire of the pair's rate and one-way
+ * latency. Nothing is done where iptables or demsim-wire is missing (htb's rate only,
+ * cloud->wire left 0).
+ *
+ * The packets without payload (TCP's pure acknowledgements) go first to the queue ACK_QUEUE+j+1,
+ * taken by j's own wire, at the same latency and rate (a line of their own). The kernel makes
+ * such an acknowledgement where it takes the data up: in the release of the sender's wire, on the
+ * sender's core, so j's wire finds it there when its release returns. Held by i's wire, on the
+ * other core, each was a cross-core wake-up, 40-60 us on a virtual machine, and the answer that
+ * followed at once in the same queue waited for it: Linux acknowledges more than one full segment
+ * at once, so a message of 2 KiB took 2.5 times one of 1 KiB, and 2-16 KiB one way 40-80 us more
+ * than the wire's time (BENCHMARKS.md, "The emulated wire's acknowledgements"). Left with the data
+ * where iptables has no u32 match (cloud->ack_wire 0, with a note). */
 static int build_wire(dem_cloud_t *cloud, int i)
 {
-  char tool[PATH_MAX], cgroup[320], *args[MAX_WORDS], words[DEM_CLOUD_MAX][48], *ns = (char *)cloud->c[i].ns;
+  char tool[PATH_MAX], *ns = (char *)cloud->c[i].ns;
   char *probe[] = {"iptables", "--version", NULL};
   if (beside_self("demsim-wire", tool, sizeof tool) || (!cloud->dry_run && dem_cloud_exec(probe, 1))) return 0;
-  snprintf(cgroup, sizeof cgroup, "%s/%swire", CPUSET_ROOT, cloud->prefix);
-  int k = 0;
-  char *head[] = {tool, "--netns", ns, "--cgroup", cgroup, "--cpus", (char *)cloud->c[i].cpus, "--name",
-                  cloud->c[i].name};
-  for (size_t w = 0; w < sizeof head / sizeof *head; w++) args[k++] = head[w];
-  for (int j = 0; j < cloud->n && k < MAX_WORDS - 1; j++) {
+  if (i == 0) cloud->ack_wire = 1;
+  for (int j = 0; j < cloud->n; j++) {
     if (j == i || cloud->bw[i][j] <= 0) continue;
-    char dst[48], queue[16];
+    char dst[48], queue[16], acks[16];
     snprintf(dst, sizeof dst, "%s/32", cloud->c[j].addr);
     snprintf(queue, sizeof queue, "%d", j + 1);
+    snprintf(acks, sizeof acks, "%d", ACK_QUEUE + j + 1);
+    if (cloud->ack_wire && cmd(cloud, 1, "ip", "netns", "exec", ns, "iptables", "-t", "mangle", "-A", "POSTROUTING", "-o",
+                               "eth0", "-d", dst, "-p", "tcp", "-m", "u32", "!", "--u32", U32_PAYLOAD, "-j", "NFQUEUE",
+                               "--queue-num", acks, "--queue-bypass", NULL))
+      cloud->ack_wire = 0; /* no u32 match: with the data (the rules made before pass to nobody: fail-open) */
     if (cmd(cloud, 0, "ip", "netns", "exec", ns, "iptables", "-t", "mangle", "-A", "POSTROUTING", "-o", "eth0", "-d", dst,
             "-j", "NFQUEUE", "--queue-num", queue, "--queue-bypass", NULL))
       return -1;
-    snprintf(words[j], sizeof words[j], "%d=%.9g,%.9g", j + 1, cloud->lat[i][j], cloud->bw[i][j]);
-    args[k++] = words[j];
-  }
-  args[k] = NULL;
-  if (cloud->dry_run) {
-    for (int w = 0; w < k; w++) printf("%s%s", w ? " " : "", args[w]);
-    printf("\n");
-  } else if (dem_cloud_exec(args, 0)) {
-    return -1;
   }
   cloud->wire = 1;
+  return 0;
+}
+
+/* One demsim-wire a container i, on its cores, at real-time priority: its own namespace's queues
+ * to each j, then each j's namespace's queue of acknowledgements to i (build_wire). 0, or -1. */
+static int start_wires(dem_cloud_t *cloud)
+{
+  char tool[PATH_MAX], cgroup[320], words[2 * DEM_CLOUD_MAX][48], *args[16 + 3 * DEM_CLOUD_MAX];
+  if (!cloud->wire || beside_self("demsim-wire", tool, sizeof tool)) return 0;
+  snprintf(cgroup, sizeof cgroup, "%s/%swire", CPUSET_ROOT, cloud->prefix);
+  for (int i = 0; i < cloud->n; i++) {
+    int k = 0, w = 0;
+    char *head[] = {tool, "--cgroup", cgroup, "--cpus", cloud->c[i].cpus, "--name", cloud->c[i].name, "--netns",
+                    cloud->c[i].ns};
+    for (size_t h = 0; h < sizeof head / sizeof *head; h++) args[k++] = head[h];
+    for (int j = 0; j < cloud->n; j++)
+      if (j != i && cloud->bw[i][j] > 0) {
+        snprintf(words[w], sizeof words[w], "%d=%.9g,%.9g", j + 1, cloud->lat[i][j], cloud->bw[i][j]);
+        args[k++] = words[w++];
+      }
+    for (int j = 0; j < cloud->n && cloud->ack_wire; j++)
+      if (j != i && cloud->bw[j][i] > 0) {
+        snprintf(words[w], sizeof words[w], "%d=%.9g,%.9g", ACK_QUEUE + i + 1, cloud->lat[j][i], cloud->bw[j][i]);
+        args[k++] = "--netns", args[k++] = cloud->c[j].ns, args[k++] = words[w++];
+      }
+    args[k] = NULL;
+    if (cloud->dry_run) {
+      for (int a = 0; a < k; a++) printf("%s%s", a ? " " : "", args[a]);
+      printf("\n");
+    } else if (dem_cloud_exec(args, 0)) {
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -403,9 +443,12 @@ int dem_cloud_build(dem_cloud_t *cloud, char *err, size_t errlen)
                       "with the cpuset and cpu controllers): %s", cloud->c[i].name, CPUSET_ROOT, CPU_ROOT,
                       strerror(errno));
   }
+  if (start_wires(cloud))
+    return dem_fail(err, errlen, "emulate: cannot start demsim-wire for the routes (nfnetlink_queue available?)");
   if (cloud->no_netem && cloud->wire)
     fprintf(stderr, "demsim: note: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): each route's latency is "
-            "added by demsim-wire (netfilter queues)\n");
+            "added by demsim-wire (netfilter queues)%s\n", cloud->ack_wire ? "" : "; iptables has no u32 match, so "
+            "TCP's acknowledgements share the data's wire (2-16 KiB messages then take 40-80 us more)");
   else if (cloud->no_netem)
     fprintf(stderr, "demsim: note: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM) and demsim-wire or iptables "
             "is missing: each route's bandwidth is shaped, its latency is not added (the namespaces' own latency only)\n");

@@ -42,6 +42,7 @@ typedef struct dem_cloud {
   int no_netem;         /* the kernel has no netem: routes shaped in rate only, their latency ... */
   int wire;             /* ... then added by demsim-wire (netfilter queues), where iptables and it are there */
   int no_u32;           /* the kernel has no u32 classifier: classic BPF (cls_bpf) matches the destinations */
+  int ack_wire;         /* TCP's pure acknowledgements have queues of their own, held by their destination's wire */
 } dem_cloud_t;
 
 /* Runs args (NULL-terminated) and waits: its exit status (127 when it could not start). Its

@@ -1,14 +1,18 @@
 /* demsim-wire: the wire of an emulated cloud's routes where the kernel has no netem qdisc
- * (CONFIG_NET_SCH_NETEM off). Started by the emulator for one container's network namespace, it
- * takes that container's outgoing IPv4 packets from netfilter queues (an iptables NFQUEUE rule
- * per destination container in mangle POSTROUTING; queue number = the rule's; a latency and a
- * rate each) and hands each back to the kernel (NF_ACCEPT) when it has crossed the wire: it
- * enters when the packets before it have been sent, takes its frames' bytes over the rate (a
+ * (CONFIG_NET_SCH_NETEM off). Started by the emulator for one container, it takes that
+ * container's outgoing IPv4 packets from netfilter queues of its network namespace (an iptables
+ * NFQUEUE rule per destination container in mangle POSTROUTING; queue number = the rule's; a
+ * latency and a rate each), and the other containers' pure TCP acknowledgements to this one from
+ * queues of their namespaces (each `--netns` names the namespace of the queues after it; see
+ * run/containers.c build_wire for why they come here), and hands each packet back to the kernel
+ * (NF_ACCEPT) when it has crossed the wire: it enters when the packets before it have been sent,
+ * takes its frames' bytes over the rate (a
  * TCP send of several segments, which reaches the queue whole (GSO), as the MTU-sized frames it
  * becomes, with Ethernet's header, FCS, preamble and gap), and arrives the latency later
  * (run/wireline.h: that arithmetic, tested by tests/test_wireline.c).
  *
- *   demsim-wire [--netns NS] [--cgroup DIR] [--cpus LIST] [--name CONTAINER] QUEUE=SECONDS[,BYTES_PER_S] ...
+ *   demsim-wire [--cgroup DIR] [--cpus LIST] [--name CONTAINER] [--netns NS] QUEUE=SECONDS[,BYTES_PER_S] ...
+ *               [--netns NS2 QUEUE=... ...] ...
  *
  * Why here and not only in the kernel's shapers: htb and tbf need a burst of several packets to
  * keep their rate with the timer lateness of a virtual machine, and then pass a lone message of
@@ -45,6 +49,7 @@
 #include "run/wireline.h"
 
 #define MAX_QUEUES 99
+#define MAX_NETNS 99
 #define RING (1 << 16) /* packets held per queue at most (more are released at once) */
 #define COPY 80        /* bytes of each packet copied here: its IPv4 and TCP headers */
 
@@ -55,6 +60,7 @@ typedef struct held {
 
 typedef struct wire_queue {
   int num;
+  int ns;               /* its namespace: an index into netns (-1: this process's own) */
   dem_wire_line_t line; /* its rate, latency and when it is free */
   struct nfq_q_handle *qh;
   held_t ring[RING];
@@ -65,6 +71,8 @@ typedef struct wire_queue {
 
 static wire_queue_t *queues;
 static int nq;
+static const char *netns[MAX_NETNS];
+static int nns;
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig) { (void)sig, stop = 1; }
@@ -144,15 +152,20 @@ static int cpu_list(const char *text, cpu_set_t *set)
   return CPU_COUNT(set) ? 0 : -1;
 }
 
-static int parse(int argc, char **argv, const char **cgroup, const char **name, const char **netns, const char **cpus)
+static int parse(int argc, char **argv, const char **cgroup, const char **name, const char **cpus)
 {
+  int ns = -1;
   queues = calloc(MAX_QUEUES, sizeof *queues);
   if (!queues) return -1;
   for (int a = 1; a < argc; a++) {
     char *end;
     if (strcmp(argv[a], "--cgroup") == 0 && a + 1 < argc) { *cgroup = argv[++a]; continue; }
     if (strcmp(argv[a], "--name") == 0 && a + 1 < argc) { *name = argv[++a]; continue; }
-    if (strcmp(argv[a], "--netns") == 0 && a + 1 < argc) { *netns = argv[++a]; continue; }
+    if (strcmp(argv[a], "--netns") == 0 && a + 1 < argc) {
+      if (nns >= MAX_NETNS) return -1;
+      netns[ns = nns++] = argv[++a];
+      continue;
+    }
     if (strcmp(argv[a], "--cpus") == 0 && a + 1 < argc) {
       cpu_set_t set;
       *cpus = argv[++a];
@@ -164,31 +177,65 @@ static int parse(int argc, char **argv, const char **cgroup, const char **name, 
     double delay = strtod(end + 1, &end), rate = 0;
     if (*end == ',') rate = strtod(end + 1, &end);
     if (*end || !(delay >= 0) || delay > 1 || !(rate >= 0)) return -1;
-    queues[nq].num = (int)num, queues[nq].line = (dem_wire_line_t){rate, delay, 0.0};
+    queues[nq].num = (int)num, queues[nq].ns = ns, queues[nq].line = (dem_wire_line_t){rate, delay, 0.0};
     nq++;
   }
   return nq ? 0 : -1;
 }
 
-/* Binds the queues. The handle, or NULL with a message. */
-static struct nfq_handle *open_queues(void)
+static struct nfq_handle *handles[MAX_NETNS + 1]; /* [k]: netns[k]'s queues; [nns]: this process's own */
+
+/* Enters the network namespace `ip netns` names so (its mount namespace and /sys stay this one's,
+ * unlike `ip netns exec`, so that the cgroup can be joined). */
+static int enter(const char *name)
 {
+  char path[320];
+  snprintf(path, sizeof path, "/run/netns/%s", name);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns(fd, CLONE_NEWNET))
+    return fprintf(stderr, "demsim-wire: cannot enter the network namespace %s: %s\n", path, strerror(errno)), -1;
+  close(fd);
+  return 0;
+}
+
+/* The queues of namespace k (-1: this process's own), bound through a netlink socket opened in
+ * that namespace (it stays there whichever namespace this process is in later). 0, or -1. */
+static int open_namespace(int k)
+{
+  if (k >= 0 && enter(netns[k])) return -1;
   struct nfq_handle *h = nfq_open();
-  if (!h) return fprintf(stderr, "demsim-wire: cannot open netfilter queues (nfnetlink_queue; root?)\n"), NULL;
+  if (!h) return fprintf(stderr, "demsim-wire: cannot open netfilter queues (nfnetlink_queue; root?)\n"), -1;
+  handles[k < 0 ? nns : k] = h;
   nfq_unbind_pf(h, AF_INET);
-  if (nfq_bind_pf(h, AF_INET) < 0) return fprintf(stderr, "demsim-wire: cannot bind to IPv4\n"), nfq_close(h), NULL;
+  if (nfq_bind_pf(h, AF_INET) < 0) return fprintf(stderr, "demsim-wire: cannot bind to IPv4\n"), -1;
   for (int i = 0; i < nq; i++) {
     wire_queue_t *q = &queues[i];
+    if (q->ns != k) continue;
     q->qh = nfq_create_queue(h, (uint16_t)q->num, on_packet, q);
-    if (!q->qh || nfq_set_mode(q->qh, NFQNL_COPY_PACKET, COPY) < 0) {
-      fprintf(stderr, "demsim-wire: cannot bind queue %d (in use?)\n", q->num);
-      nfq_close(h);
-      return NULL;
-    }
+    if (!q->qh || nfq_set_mode(q->qh, NFQNL_COPY_PACKET, COPY) < 0)
+      return fprintf(stderr, "demsim-wire: cannot bind queue %d of %s (in use?)\n", q->num, k < 0 ? "this namespace" :
+                     netns[k]), -1;
     nfq_set_queue_maxlen(q->qh, RING);
     nfq_set_queue_flags(q->qh, NFQA_CFG_F_GSO | NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_GSO | NFQA_CFG_F_FAIL_OPEN);
   }
-  return h;
+  return 0;
+}
+
+static void close_queues(void)
+{
+  for (int k = 0; k <= nns; k++)
+    if (handles[k]) nfq_close(handles[k]), handles[k] = NULL;
+}
+
+/* Binds the queues of every namespace named (and of this one, for queues before any --netns),
+ * then stays in the first named. 0, or -1 with a message. */
+static int open_queues(void)
+{
+  for (int i = 0; i < nq; i++)
+    if (queues[i].ns < 0 && !handles[nns] && open_namespace(-1)) return close_queues(), -1;
+  for (int k = 0; k < nns; k++)
+    if (open_namespace(k)) return close_queues(), -1;
+  return nns && enter(netns[0]) ? close_queues(), -1 : 0;
 }
 
 /* Real-time priority, on the container's own cores where given: the sender's wire then takes its
@@ -211,10 +258,14 @@ static void realtime(const char *cpus)
 /* Waits for packets until the next release is `margin` away, then polls without sleeping until it
  * is due: a timer's wake-up is late by tens of microseconds on a virtual machine. The margin
  * follows the lateness seen (its running mean, plus 5 us). */
-static void loop(struct nfq_handle *h)
+static void loop(void)
 {
   static char buf[65536] __attribute__((aligned));
-  int fd = nfq_fd(h);
+  struct pollfd p[MAX_NETNS + 1];
+  struct nfq_handle *h[MAX_NETNS + 1];
+  int nfd = 0;
+  for (int k = 0; k <= nns; k++)
+    if (handles[k]) h[nfd] = handles[k], p[nfd++] = (struct pollfd){nfq_fd(handles[k]), POLLIN, 0};
   double margin = 30e-6;
   while (!stop) {
     double next = release_due();
@@ -224,8 +275,7 @@ static void loop(struct nfq_handle *h)
       if (sleep < 0) sleep = 0;
       ts.tv_sec = (time_t)sleep, ts.tv_nsec = (long)((sleep - (double)(time_t)sleep) * 1e9), tp = &ts;
     }
-    struct pollfd p = {fd, POLLIN, 0};
-    int r = ppoll(&p, 1, tp, NULL);
+    int r = ppoll(p, (nfds_t)nfd, tp, NULL);
     if (r == 0 && sleep > 0) {
       double late = now() - asleep - sleep;
       margin = 0.9 * margin + 0.1 * (late + 5e-6);
@@ -233,8 +283,11 @@ static void loop(struct nfq_handle *h)
       if (margin > 500e-6) margin = 500e-6;
     }
     if (r <= 0) continue;
-    ssize_t n;
-    for (int k = 0; k < 64 && (n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0; k++) nfq_handle_packet(h, buf, (int)n);
+    for (int f = 0; f < nfd; f++) {
+      ssize_t n;
+      for (int k = 0; k < 64 && (p[f].revents & POLLIN) && (n = recv(p[f].fd, buf, sizeof buf, MSG_DONTWAIT)) > 0; k++)
+        nfq_handle_packet(h[f], buf, (int)n);
+    }
   }
   release_due();
 }
@@ -257,54 +310,39 @@ static int background(const char *cgroup)
   return 0;
 }
 
-/* Enters the network namespace `ip netns` names so (its mount namespace and /sys stay this one's,
- * unlike `ip netns exec`, so that the cgroup can be joined). */
-static int enter(const char *netns)
-{
-  char path[320];
-  snprintf(path, sizeof path, "/run/netns/%s", netns);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || setns(fd, CLONE_NEWNET))
-    return fprintf(stderr, "demsim-wire: cannot enter the network namespace %s: %s\n", path, strerror(errno)), -1;
-  close(fd);
-  return 0;
-}
-
 int main(int argc, char **argv)
 {
-  const char *cgroup = NULL, *name = "", *netns = NULL, *cpus = NULL;
+  const char *cgroup = NULL, *name = "", *cpus = NULL;
   if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    printf("usage: demsim-wire [--netns NS] [--cgroup DIR] [--cpus LIST] [--name CONTAINER] "
-           "QUEUE=SECONDS[,BYTES_PER_S] ...\n"
-           "Holds the packets of each netfilter queue of network namespace NS (default: this one) until they\n"
-           "have crossed a wire of that one-way latency (s) and rate (B/s, Ethernet frames), then accepts them.\n"
-           "Goes to the background (into cgroup DIR, on the cores of LIST, e.g. 0 or 0-1,3) once bound; SIGTERM\n"
-           "releases what it holds and prints\n"
-           "how many packets each queue carried. Exit status: 0, 2 on bad arguments, 1 when it cannot bind.\n");
+    printf("usage: demsim-wire [--cgroup DIR] [--cpus LIST] [--name CONTAINER] [--netns NS] QUEUE=SECONDS[,BYTES_PER_S]"
+           " ... [--netns NS2 QUEUE=... ...] ...\n"
+           "Holds the packets of each netfilter queue of the network namespace named before it (none: this one)\n"
+           "until they have crossed a wire of that one-way latency (s) and rate (B/s, Ethernet frames), then\n"
+           "accepts them. Goes to the background (into cgroup DIR, on the cores of LIST, e.g. 0 or 0-1,3) once\n"
+           "bound; SIGTERM releases what it holds and prints how many packets each queue carried.\n"
+           "Exit status: 0, 2 on bad arguments, 1 when it cannot bind.\n");
     return 0;
   }
-  if (parse(argc, argv, &cgroup, &name, &netns, &cpus))
-    return fprintf(stderr, "demsim-wire: expected [--netns NS] [--cgroup DIR] [--cpus LIST] [--name CONTAINER] "
+  if (parse(argc, argv, &cgroup, &name, &cpus))
+    return fprintf(stderr, "demsim-wire: expected [--cgroup DIR] [--cpus LIST] [--name CONTAINER] [--netns NS] "
                    "QUEUE=SECONDS[,BYTES_PER_S] ... (a queue 0-65535, a latency 0-1 s, a rate >= 0, cores such as "
                    "0-1,3)\n"), 2;
   struct sigaction sa = {0};
   sa.sa_handler = on_signal;
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
-  if (netns && enter(netns)) return 1;
-  struct nfq_handle *h = open_queues();
-  if (!h) return 1;
+  if (open_queues()) return 1;
   fflush(stdout);
   if (background(cgroup)) return 1;
   realtime(cpus);
-  loop(h);
+  loop();
   for (int i = 0; i < nq; i++) {
     wire_queue_t *q = &queues[i];
-    fprintf(stderr, "demsim-wire %s: queue %d, latency %.1f us, %.4g B/s: %lu packets, released %.1f us late on "
-            "average\n", name, q->num, q->line.latency * 1e6, q->line.rate, q->passed,
-            q->passed ? 1e6 * q->late_s / (double)q->passed : 0.0);
+    fprintf(stderr, "demsim-wire %s: queue %d%s%s, latency %.1f us, %.4g B/s: %lu packets, released %.1f us late on "
+            "average\n", name, q->num, q->ns < 0 ? "" : " of ", q->ns < 0 ? "" : netns[q->ns], q->line.latency * 1e6,
+            q->line.rate, q->passed, q->passed ? 1e6 * q->late_s / (double)q->passed : 0.0);
     nfq_destroy_queue(q->qh);
   }
-  nfq_close(h);
+  close_queues();
   return 0;
 }

@@ -36,7 +36,8 @@ stack and a rendezvous stack of 150 us + 20 us per MiB (validation/study/mpistac
 factor) below 64 KiB, 3 x 70 us + the rendezvous stack + the size term from there, within 1 %.
 Where the kernel has no netem, cloud also reads back demsim-wire: the NFQUEUE rule of each
 namespace, the wire process with the route's 70 us and 125 MB/s in the cloud's wire cgroup, on
-its container's core, an
+its container's core (and, where iptables has u32, the pure acknowledgements' rule before it,
+their queue held by the other container's wire), an
 8 B message one way no faster than the 70 us it holds, the htb classes behind it with a burst of
 about 1 MB (so that they never hold what the wire releases), and no wire process left behind.
 Exits 1 naming what did not hold."""
@@ -331,30 +332,51 @@ def wire_pids(prefix):
                                       text=True).stdout.split()]
 
 
+def wire_lines(prefix):
+    """The command lines and cores of the cloud's wire cgroup's processes."""
+    try:
+        procs = open(f"/sys/fs/cgroup/cpuset/{prefix}wire/cgroup.procs").read().split()
+    except OSError:
+        procs = []
+    out = []
+    for p in procs:
+        try:
+            out.append((open(f"/proc/{p}/cmdline").read().replace("\0", " "), sorted(os.sched_getaffinity(int(p)))))
+        except OSError:
+            pass
+    return out
+
+
 def read_wire(prefix, i, other, failures):
     """Without netem: container i's packets to the other go to netfilter queue `other` (iptables
-    NFQUEUE), where a demsim-wire of its namespace, in the cloud's wire cgroup, holds them for
-    70 us at 125 MB/s."""
+    NFQUEUE), where container i's demsim-wire, in the cloud's wire cgroup, on its container's core,
+    holds them for 70 us at 125 MB/s; where iptables has u32, the ones without payload (TCP's pure
+    acknowledgements) go first to queue 100 + `other`, held by the other container's wire, on the
+    other core, the same 70 us and 125 MB/s (run/containers.c: build_wire, start_wires)."""
     ns = f"{prefix}{i}"
     rules = subprocess.run(["ip", "netns", "exec", ns, "iptables", "-t", "mangle", "-S"], capture_output=True,
                            text=True).stdout
     if not re.search(rf"-A POSTROUTING -d \S+/32 -o eth0 -j NFQUEUE --queue-num {other}\b", rules):
         failures.append(f"{ns}: expected an NFQUEUE rule to queue {other} (demsim-wire), got:\n{rules}")
-    try:
-        procs = open(f"/sys/fs/cgroup/cpuset/{prefix}wire/cgroup.procs").read().split()
-    except OSError:
-        procs = []
-    lines = [open(f"/proc/{p}/cmdline").read().replace("\0", " ") for p in procs if os.path.exists(f"/proc/{p}")]
-    if not any(f"--netns {ns} " in l and f" {other}=7e-05,125000000" in l for l in lines):
-        failures.append(f"{ns}: expected demsim-wire --netns {ns} ... {other}=7e-05,125000000 in {prefix}wire, got: "
-                        f"{lines}")
-    # each wire on its own container's core (the containers take cores in order: container i core i)
-    mine = [p for p in procs if os.path.exists(f"/proc/{p}")
-            and f"--netns {ns} " in open(f"/proc/{p}/cmdline").read().replace("\0", " ")]
-    cores = [sorted(os.sched_getaffinity(int(p))) for p in mine]
-    if cores != [[i]]:
-        failures.append(f"{ns}: expected its demsim-wire on core {i} alone (--cpus), got {cores}")
-    print(f"{ns}: no netem: NFQUEUE to queue {other}, demsim-wire {'running' if lines else 'MISSING'}")
+    lines = wire_lines(prefix)
+    # one wire a container, on its own core (the containers take cores in order: container i core i)
+    data = [c for l, c in lines if f"--netns {ns} {other}=7e-05,125000000" in l]
+    if data != [[i]]:
+        failures.append(f"{ns}: expected one demsim-wire ... --netns {ns} {other}=7e-05,125000000 in {prefix}wire "
+                        f"on core {i} alone (--cpus), got: {lines}")
+    if len(lines) != 2:
+        failures.append(f"expected one demsim-wire for each of the two containers, got: {lines}")
+    ack = re.search(rf"-A POSTROUTING -d \S+/32 -o eth0 -p tcp -m u32 ! --u32 \S+ -j NFQUEUE --queue-num "
+                    rf"{100 + other}\b", rules)
+    if ack:
+        acks = [c for l, c in lines if f"--netns {ns} {100 + other}=7e-05,125000000" in l]
+        if acks != [[1 - i]]:
+            failures.append(f"{ns}: expected the other container's demsim-wire to hold --netns {ns} "
+                            f"{100 + other}=7e-05,125000000 (the acknowledgements), on core {1 - i}, got: {lines}")
+        if rules.index(ack.group(0)) > rules.index(f"--queue-num {other} "):
+            failures.append(f"{ns}: expected the acknowledgements' rule before the data's, got:\n{rules}")
+    print(f"{ns}: no netem: NFQUEUE to queue {other}, demsim-wire {'running' if data else 'MISSING'}; "
+          f"acknowledgements {'to queue %d, the other wire' % (100 + other) if ack else 'with the data (no u32 match)'}")
 
 
 def cgroup_pids(prefix, i):
