@@ -24,6 +24,7 @@
 
 #define CPUSET_ROOT "/sys/fs/cgroup/cpuset"
 #define CPU_ROOT "/sys/fs/cgroup/cpu"
+#define CPUACCT_ROOT "/sys/fs/cgroup/cpuacct"
 #define MAX_WORDS 40
 
 static pid_t spawn(char *const *args, int quiet, int out_fd)
@@ -388,9 +389,29 @@ static int build_shaping(dem_cloud_t *cloud, int i)
   return 0;
 }
 
+/* Container i's CPU accounting into cloud->acct[i]: its own cpuacct cgroup where that controller
+ * has a hierarchy of its own, its cpu cgroup where the two share one (cpu,cpuacct), none where
+ * there is no cpuacct (a missing one is no error: the accounting is a report). */
+static void build_acct(dem_cloud_t *cloud, int i, const char *cpu_dir)
+{
+  struct stat a, c;
+  char dir[sizeof cloud->acct[0]] = "", path[400];
+  if (stat(CPUACCT_ROOT, &a) == 0 && stat(CPU_ROOT, &c) == 0 && (a.st_dev != c.st_dev || a.st_ino != c.st_ino)) {
+    snprintf(dir, sizeof dir, "%s/%s%d", CPUACCT_ROOT, cloud->prefix, i);
+    if (cloud->dry_run) printf("mkdir %s\n", dir);
+    else if (mkdir(dir, 0755) && errno != EEXIST) dir[0] = '\0';
+  } else {
+    snprintf(path, sizeof path, "%s/cpuacct.usage", cpu_dir);
+    if ((cloud->dry_run || access(path, R_OK) == 0) && strlen(cpu_dir) < sizeof dir)
+      memcpy(dir, cpu_dir, strlen(cpu_dir) + 1);
+  }
+  memcpy(cloud->acct[i], dir, sizeof dir);
+}
+
 /* Container i's cgroups: its cores (cpuset, the root's memory nodes) and, for a part of a core,
- * a CFS quota of share x cores per period (both in us, as cgroup v1 takes them). */
-static int build_cgroups(const dem_cloud_t *cloud, int i)
+ * a CFS quota of share x cores per period (both in us, as cgroup v1 takes them); its CPU
+ * accounting (build_acct). */
+static int build_cgroups(dem_cloud_t *cloud, int i)
 {
   const dem_container_t *c = &cloud->c[i];
   char dir[2][320], path[400], mems[64] = "0", quota[32], period[32];
@@ -410,6 +431,7 @@ static int build_cgroups(const dem_cloud_t *cloud, int i)
   if (write_value(cloud, path, mems)) return -1;
   snprintf(path, sizeof path, "%s/cpuset.cpus", dir[0]);
   if (write_value(cloud, path, c->cpus)) return -1;
+  build_acct(cloud, i, dir[1]);
   if (c->share >= 1) return 0;
   snprintf(period, sizeof period, "%.0f", c->period * 1e6);
   snprintf(quota, sizeof quota, "%.0f", c->share * c->ncores * c->period * 1e6);
@@ -531,6 +553,42 @@ void dem_cloud_clean(const char *prefix, int dry_run)
   for (char *w = names; *w; w += strlen(w) + 1) cmd(NULL, 1, "ip", "link", "del", w, NULL);
   each_cgroup(CPUSET_ROOT, prefix, remove_cgroup, NULL);
   each_cgroup(CPU_ROOT, prefix, remove_cgroup, NULL);
+  each_cgroup(CPUACCT_ROOT, prefix, remove_cgroup, NULL); /* empty: its processes were in the others too */
+}
+
+/* a number of a cgroup file: its first (key NULL) or the one after `key` on its line; -1 when missing */
+static double read_number(const char *dir, const char *file, const char *key)
+{
+  char path[512], line[160], name[64];
+  double v = -1.0, x;
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f))
+    if (!key ? sscanf(line, "%lf", &x) == 1 : (sscanf(line, "%63s %lf", name, &x) == 2 && strcmp(name, key) == 0)) {
+      v = x;
+      break;
+    }
+  if (f) fclose(f);
+  return v;
+}
+
+void dem_cloud_report(const dem_cloud_t *cloud, FILE *out)
+{
+  for (int i = 0; i < cloud->n && !cloud->dry_run; i++) {
+    const dem_container_t *c = &cloud->c[i];
+    char cpu_dir[400];
+    snprintf(cpu_dir, sizeof cpu_dir, "%s/%s%d", CPU_ROOT, cloud->prefix, i);
+    double used = cloud->acct[i][0] ? read_number(cloud->acct[i], "cpuacct.usage", NULL) : -1.0;
+    fprintf(out, "emulated cloud: %s (cores %s", c->name, c->cpus);
+    if (c->share < 1) fprintf(out, ", %.3g of each per %.3g s", c->share, c->period);
+    if (used >= 0) fprintf(out, "): CPU time %.3f s", 1e-9 * used);
+    else fprintf(out, "): CPU time not accounted (no cpuacct cgroup)");
+    double periods = read_number(cpu_dir, "cpu.stat", "nr_periods");
+    if (c->share < 1 && periods >= 0)
+      fprintf(out, "; throttled in %.0f of %.0f periods, %.3f s in all", read_number(cpu_dir, "cpu.stat", "nr_throttled"),
+              periods, 1e-9 * read_number(cpu_dir, "cpu.stat", "throttled_time"));
+    fprintf(out, "\n");
+  }
 }
 
 /* The prefix "dsim<pid>-" of a name when its process is gone, else "". */
@@ -563,4 +621,5 @@ void dem_cloud_clean_stale(void)
   }
   each_cgroup(CPUSET_ROOT, "dsim", clean_if_stale, NULL);
   each_cgroup(CPU_ROOT, "dsim", clean_if_stale, NULL);
+  each_cgroup(CPUACCT_ROOT, "dsim", clean_if_stale, NULL);
 }

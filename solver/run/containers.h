@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include <stdio.h>
+
 #define DEM_CLOUD_MAX 99        /* containers: interface names hold two digits */
 
 typedef struct dem_container {
@@ -43,6 +45,7 @@ typedef struct dem_cloud {
   int wire;             /* ... then added by demsim-wire (netfilter queues), where iptables and it are there */
   int no_u32;           /* the kernel has no u32 classifier: classic BPF (cls_bpf) matches the destinations */
   int ack_wire;         /* TCP's pure acknowledgements have queues of their own, held by their destination's wire */
+  char acct[DEM_CLOUD_MAX][192]; /* each container's CPU accounting (cpuacct) cgroup, "" where there is none */
 } dem_cloud_t;
 
 /* Runs args (NULL-terminated) and waits: its exit status (127 when it could not start). Its
@@ -59,6 +62,9 @@ int dem_cloud_name(dem_cloud_t *cloud, char *err, size_t errlen);
 /* Builds the bridge, the namespaces, the shaping and the cgroups. 0, or -1 with a message (what was
  * built stays for dem_cloud_clean). */
 int dem_cloud_build(dem_cloud_t *cloud, char *err, size_t errlen);
+/* Prints each container's CPU time (its cpuacct cgroup) and, under a quota, its throttled periods
+ * and time (cpu.stat), one line each, to out. Read before dem_cloud_clean removes them. */
+void dem_cloud_report(const dem_cloud_t *cloud, FILE *out);
 /* Removes everything named with `prefix`: the processes in its cgroups, its namespaces (their
  * links and qdiscs with them), its links, its bridge, its cgroups. Idempotent. */
 void dem_cloud_clean(const char *prefix, int dry_run);

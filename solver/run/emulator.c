@@ -21,15 +21,16 @@
 #include "scenario/scenario.h"
 
 /* Run by `sh -c` before each rank and stress: the shell moves itself into the container's cgroups,
- * then becomes the command in the container's namespace ($1 $2: the cgroups' process lists, $3:
- * the namespace). */
-#define ENTER_SCRIPT "echo $$ > \"$1\" && echo $$ > \"$2\" && ns=$3 && shift 3 && exec ip netns exec \"$ns\" \"$@\""
+ * then becomes the command in the container's namespace ($1 $2 $3: the cgroups' process lists,
+ * cpuset, cpu and cpuacct; $4: the namespace). */
+#define ENTER_SCRIPT                                                                                     \
+  "echo $$ > \"$1\" && echo $$ > \"$2\" && echo $$ > \"$3\" && ns=$4 && shift 4 && exec ip netns exec \"$ns\" \"$@\""
 
 struct dem_emulator {
   dem_cloud_t cloud;
   int ranks;
   int rank_container[DEM_MAX_HOSTS]; /* the container of rank r (rank r % DEM_MAX_HOSTS) */
-  char procs[DEM_CLOUD_MAX][2][160]; /* each container's cgroup.procs: cpuset, cpu */
+  char procs[DEM_CLOUD_MAX][3][208]; /* each container's cgroup.procs: cpuset, cpu, cpuacct (cpu's where none) */
   char np[DEM_MAX_HOSTS][12];
 };
 
@@ -234,9 +235,11 @@ int dem_emulator_start(const dem_scenario_t *s, int dry_run, dem_emulator_t **ou
     return 1;
   }
   for (int i = 0; i < em->cloud.n; i++)
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
       char path[sizeof em->procs[0][0]];
-      snprintf(path, sizeof path, "/sys/fs/cgroup/%s/%s/cgroup.procs", k ? "cpu" : "cpuset", em->cloud.c[i].ns);
+      if (k < 2) snprintf(path, sizeof path, "/sys/fs/cgroup/%s/%s/cgroup.procs", k ? "cpu" : "cpuset", em->cloud.c[i].ns);
+      else if (em->cloud.acct[i][0]) snprintf(path, sizeof path, "%.170s/cgroup.procs", em->cloud.acct[i]);
+      else memcpy(path, em->procs[i][1], sizeof path); /* no accounting of its own: cpu's again */
       memcpy(em->procs[i][k], path, sizeof path);
     }
   setenv("PMIX_MCA_ptl_tcp_remote_connections", "1", 1); /* the ranks reach mpirun's PMIx server over the bridge */
@@ -249,7 +252,8 @@ int dem_emulator_enter(dem_emulator_t *em, const char *name, char **args)
 {
   int i = container_index(&em->cloud, name), k = 0;
   if (i < 0) return 0;
-  const char *words[] = {"sh", "-c", ENTER_SCRIPT, "demsim-enter", em->procs[i][0], em->procs[i][1], em->cloud.c[i].ns};
+  const char *words[] = {"sh",           "-c",           ENTER_SCRIPT,       "demsim-enter",
+                         em->procs[i][0], em->procs[i][1], em->procs[i][2], em->cloud.c[i].ns};
   for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) args[k++] = (char *)words[w];
   return k;
 }
@@ -304,6 +308,9 @@ int dem_emulator_caught(void) { return caught; }
 void dem_emulator_stop(dem_emulator_t **em)
 {
   if (!em || !*em) return;
+  fflush(stdout);
+  dem_cloud_report(&(*em)->cloud, stdout);
+  fflush(stdout);
   dem_cloud_clean((*em)->cloud.prefix, (*em)->cloud.dry_run);
   for (int i = 0; i < 3; i++) sigaction(signals[i], &saved[i], NULL);
   free(*em);

@@ -16,7 +16,8 @@ running scenarios/bench-contact.cfg with 2 ranks. A long run is started, the sha
 from tc in each container's namespace (rate per destination, the delay where the kernel has
 netem) and its TCP congestion control (CUBIC, whatever the host runs), the ranks seen in their cpuset cgroups, then the launcher is sent SIGINT: it must end
 and leave no namespace, link, cgroup or process with its prefix. Then a short run (20,000
-particles, 20 steps) must end well, each rank on its own core, and leave nothing either.
+particles, 20 steps) must end well, each rank on its own core, report each container's CPU time
+(a positive number, from its cpuacct cgroup) and each wire's, and leave nothing either.
 Then `demsim exec ... --emulate -- demsim-pingpong`: an 8 MiB message one way at 80-102 % of the
 route's shaped 125 MB/s (the shaping holds, and TCP fills it), and nothing left behind. Then
 `validation/study/compare_real.py scenarios/emulated/network-pair.cfg --emulate` at a tiny size
@@ -25,8 +26,9 @@ DEM's, the ghost bytes alike emulated and simulated (the same decomposition), ev
 the MPI stack measured on the instant platform (0 to 1 ms) and in platform-stack.xml;
 and with `--hostmap scenarios/emulated/hostmap-pair.cfg --cpu-share c1=0.5,0.01` (this machine probed,
 c1 at half a core per 10 ms, the core rate sampled before the round): computing and total time
-compared, the sample and c1's cpu_share and cpu_period in the platform, and the emulator's dry run
-writing that quota (10000 and 5000 us) for c1's cgroup.
+compared, the sample and c1's cpu_share and cpu_period in the platform, the emulated run's report of
+c1's throttled periods (some of them, none for c0), and the emulator's dry run writing that quota
+(10000 and 5000 us) for c1's cgroup.
 routes also runs `demsim exec` in the SMPI build (when there) on the same two containers: the
 simulated ping-pong's 8 MiB - 4 MiB difference gives the route's 125 MB/s times SMPI's
 bandwidth factor for large messages (within 90-100 %), and a message takes longer than the last
@@ -275,8 +277,14 @@ def check_compare_emulated_probed(a, failures):
     if p.returncode or quota != ["10000", "5000"]:
         failures.append(f"--emulate --dry-run: c1's cpu.cfs_period_us and cpu.cfs_quota_us {quota}, expected 10000 and "
                         f"5000:\n{p.stdout[-2000:]}{p.stderr[-1000:]}")
+    logs = glob.glob(os.path.join(out, "runs", "emulated", "*", "demsim.log"))
+    used = cpu_report(open(logs[0]).read()) if logs else {}
+    throttled = {c: u[1] for c, u in used.items()}
+    if throttled.get("c1") is None or throttled["c1"] <= 0 or throttled.get("c0") is not None:
+        failures.append(f"compare_real --emulate --hostmap: c1's throttled periods expected in the run's report, none "
+                        f"for c0; got {used} from {logs[:1]}")
     print(f"compare_real --emulate --hostmap: {len(compared)} computing/total rows compared, "
-          f"sample {k.get('interleaved_s')}")
+          f"sample {k.get('interleaved_s')}, throttled periods {throttled}")
 
 
 def leftovers(prefix):
@@ -432,8 +440,27 @@ def check_short_run(a, failures):
                         f"{s.get('steps')}, {cpus}")
     if left:
         failures.append(f"short run: left behind: {left}")
-    print(f"short run: {s.get('ranks')} ranks, cpus {cpus}, wall {s.get('wall_s')}, "
+    used = cpu_report(text)
+    wires = re.findall(r"^demsim-wire (\S+): CPU time ([0-9.]+) s", text, re.M)
+    if sorted(used) != sorted(HOSTS) or not all(u[0] > 0 for u in used.values()) or \
+            (wires_held(text) and sorted(w for w, _ in wires) != sorted(HOSTS)):
+        failures.append(f"short run: each container's CPU time (and each wire's) expected, got {used} and {wires}")
+    print(f"short run: {s.get('ranks')} ranks, cpus {cpus}, wall {s.get('wall_s')}, CPU time {used}, "
           f"left behind: {left or 'nothing'}")
+
+
+def cpu_report(text):
+    """{container: (CPU time s, throttled periods or None)} from the emulator's report at the end of a run."""
+    got = {}
+    for m in re.finditer(r"^emulated cloud: (\S+) \(cores [^)]*\): CPU time ([0-9.]+) s(?:; throttled in (\d+) of "
+                         r"(\d+) periods)?", text, re.M):
+        got[m.group(1)] = (float(m.group(2)), int(m.group(3)) if m.group(3) else None)
+    return got
+
+
+def wires_held(text):
+    """Whether demsim-wire held the routes of this run (its per-queue lines are there)."""
+    return re.search(r"^demsim-wire \S+: queue ", text, re.M) is not None
 
 
 def main():
