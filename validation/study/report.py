@@ -729,15 +729,15 @@ BEYOND = [("damping", "DAMPING.md", "damping.png",
           ("compare-real/emulated", "EMULATED.md", "emulated.png",
            "The communication model against an emulated 1 Gbit/s network (validation/study/compare_real.py --emulate)"),
           ("compare-real/emulated-probed", "SPREAD.md", "spread.png",
-           "The emulated 1 Gbit/s, 70 us network (demsim-wire) on this machine's probed cores, whole cores, three "
-           "comparisons: messages, the ghost exchange, repartition, computing and total time (compare_real.py "
+           "The emulated 1 Gbit/s, 70 us network (demsim-wire) on this machine's probed cores, whole cores, "
+           "comparisons at different times: messages, the ghost exchange, repartition, computing and total time (compare_real.py "
            "--emulate --hostmap)"),
           ("compare-real/emulated-half", "SPREAD.md", "spread.png",
            "The emulated 1 Gbit/s, 70 us network (demsim-wire) with one container at half a core (a CFS quota per "
-           "10 ms), three comparisons: messages, the ghost exchange, repartition, computing and total time "
+           "10 ms), comparisons at different times: messages, the ghost exchange, repartition, computing and total time "
            "(compare_real.py --emulate --hostmap --cpu-share)"),
           ("compare-real/emulated-half-100ms", "SPREAD.md", "spread.png",
-           "The same at Linux's default quota period (100 ms, as Docker's --cpus), three comparisons: where the "
+           "The same at Linux's default quota period (100 ms, as Docker's --cpus), comparisons at different times: where the "
            "quota's duty cycle is as long as a step"),
           ("compare-real/quota", "DUTY.md", None,
            "When a container with a CPU quota runs: the duty cycle the model of cpu_share assumes, measured "
