@@ -556,37 +556,42 @@ void dem_cloud_clean(const char *prefix, int dry_run)
   each_cgroup(CPUACCT_ROOT, prefix, remove_cgroup, NULL); /* empty: its processes were in the others too */
 }
 
-/* a number of a cgroup file: its first (key NULL) or the one after `key` on its line; -1 when missing */
-static double read_number(const char *dir, const char *file, const char *key)
+/* a cgroup file's numbers: the first of its first line into v[0] (keys NULL), or the value of each
+ * of the n keys ("key value" lines, cpu.stat's form) into v[k]; -1 where missing */
+static void read_numbers(const char *dir, const char *file, const char *const *keys, int n, double *v)
 {
   char path[512], line[160], name[64];
-  double v = -1.0, x;
+  double x;
+  for (int k = 0; k < (keys ? n : 1); k++) v[k] = -1.0;
   snprintf(path, sizeof path, "%s/%s", dir, file);
   FILE *f = fopen(path, "r");
-  while (f && fgets(line, sizeof line, f))
-    if (!key ? sscanf(line, "%lf", &x) == 1 : (sscanf(line, "%63s %lf", name, &x) == 2 && strcmp(name, key) == 0)) {
-      v = x;
+  while (f && fgets(line, sizeof line, f)) {
+    if (!keys) {
+      if (sscanf(line, "%lf", &x) == 1) v[0] = x;
       break;
     }
+    for (int k = 0; k < n; k++)
+      if (sscanf(line, "%63s %lf", name, &x) == 2 && strcmp(name, keys[k]) == 0) v[k] = x;
+  }
   if (f) fclose(f);
-  return v;
 }
 
 void dem_cloud_report(const dem_cloud_t *cloud, FILE *out)
 {
+  static const char *const keys[] = {"nr_periods", "nr_throttled", "throttled_time"};
   for (int i = 0; i < cloud->n && !cloud->dry_run; i++) {
     const dem_container_t *c = &cloud->c[i];
     char cpu_dir[400];
+    double used = -1.0, stat[3];
     snprintf(cpu_dir, sizeof cpu_dir, "%s/%s%d", CPU_ROOT, cloud->prefix, i);
-    double used = cloud->acct[i][0] ? read_number(cloud->acct[i], "cpuacct.usage", NULL) : -1.0;
+    if (cloud->acct[i][0]) read_numbers(cloud->acct[i], "cpuacct.usage", NULL, 1, &used);
+    read_numbers(cpu_dir, "cpu.stat", keys, 3, stat);
     fprintf(out, "emulated cloud: %s (cores %s", c->name, c->cpus);
     if (c->share < 1) fprintf(out, ", %.3g of each per %.3g s", c->share, c->period);
     if (used >= 0) fprintf(out, "): CPU time %.3f s", 1e-9 * used);
     else fprintf(out, "): CPU time not accounted (no cpuacct cgroup)");
-    double periods = read_number(cpu_dir, "cpu.stat", "nr_periods");
-    if (c->share < 1 && periods >= 0)
-      fprintf(out, "; throttled in %.0f of %.0f periods, %.3f s in all", read_number(cpu_dir, "cpu.stat", "nr_throttled"),
-              periods, 1e-9 * read_number(cpu_dir, "cpu.stat", "throttled_time"));
+    if (c->share < 1 && stat[0] >= 0)
+      fprintf(out, "; throttled in %.0f of %.0f periods, %.3f s in all", stat[1], stat[0], 1e-9 * stat[2]);
     fprintf(out, "\n");
   }
 }

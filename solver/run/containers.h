@@ -16,7 +16,6 @@
 #define DEMSIM_RUN_CONTAINERS_H
 
 #include <stddef.h>
-
 #include <stdio.h>
 
 #define DEM_CLOUD_MAX 99        /* containers: interface names hold two digits */

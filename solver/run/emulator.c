@@ -238,7 +238,7 @@ int dem_emulator_start(const dem_scenario_t *s, int dry_run, dem_emulator_t **ou
     for (int k = 0; k < 3; k++) {
       char path[sizeof em->procs[0][0]];
       if (k < 2) snprintf(path, sizeof path, "/sys/fs/cgroup/%s/%s/cgroup.procs", k ? "cpu" : "cpuset", em->cloud.c[i].ns);
-      else if (em->cloud.acct[i][0]) snprintf(path, sizeof path, "%.170s/cgroup.procs", em->cloud.acct[i]);
+      else if (em->cloud.acct[i][0]) snprintf(path, sizeof path, "%s/cgroup.procs", em->cloud.acct[i]);
       else memcpy(path, em->procs[i][1], sizeof path); /* no accounting of its own: cpu's again */
       memcpy(em->procs[i][k], path, sizeof path);
     }
@@ -308,9 +308,8 @@ int dem_emulator_caught(void) { return caught; }
 void dem_emulator_stop(dem_emulator_t **em)
 {
   if (!em || !*em) return;
-  fflush(stdout);
   dem_cloud_report(&(*em)->cloud, stdout);
-  fflush(stdout);
+  fflush(stdout); /* before the wires' counts, which the teardown makes them print to stderr */
   dem_cloud_clean((*em)->cloud.prefix, (*em)->cloud.dry_run);
   for (int i = 0; i < 3; i++) sigaction(signals[i], &saved[i], NULL);
   free(*em);
