@@ -5,6 +5,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -36,4 +37,26 @@ int dem_files_remove_tree(const char *path)
   struct stat st;
   if (lstat(path, &st)) return errno == ENOENT ? 0 : -1;
   return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int dem_files_tmpdir_push(const char *prefix, char *dir, size_t len, char *saved, size_t saved_len)
+{
+  const char *base = getenv("TMPDIR");
+  snprintf(saved, saved_len, "%s", base ? base : "");
+  if ((size_t)snprintf(dir, len, "%s/%s-XXXXXX", base && *base ? base : "/tmp", prefix) >= len) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  if (!mkdtemp(dir)) return -1;
+  setenv("TMPDIR", dir, 1);
+  return 0;
+}
+
+int dem_files_tmpdir_pop(const char *dir, const char *saved)
+{
+  if (saved[0])
+    setenv("TMPDIR", saved, 1);
+  else
+    unsetenv("TMPDIR");
+  return dem_files_remove_tree(dir);
 }

@@ -68,6 +68,25 @@ static int run_and_wait(char **args, int dry_run)
 }
 
 
+/* A temporary folder of its own for the mpirun or smpirun started next (dem_files_tmpdir_push: two
+ * runs at once, a sweep's -j 2 or a test suite's, would otherwise trip over each other's Open MPI
+ * session or SMPI's copies of the privatised libraries); own_tmpdir_end removes it with what the
+ * run left there (SMPI removes its copies when the ranks end well, but a run that aborts or is
+ * killed leaves them, several MB a rank, and a test suite full of such runs would fill the disk).
+ * 0, or 1 with a message. */
+static int own_tmpdir(char *tmp, char *saved, const char *prefix)
+{
+  if (dem_files_tmpdir_push(prefix, tmp, DEM_PATH_MAX, saved, DEM_PATH_MAX) == 0) return 0;
+  fprintf(stderr, "demsim: cannot create a temporary directory %s: %s\n", tmp, strerror(errno));
+  return 1;
+}
+
+static void own_tmpdir_end(const char *tmp, const char *saved)
+{
+  if (dem_files_tmpdir_pop(tmp, saved))
+    fprintf(stderr, "demsim: cannot remove the temporary directory %s: %s\n", tmp, strerror(errno));
+}
+
 #ifdef DEMSIM_SMPI
 static void self_dir(char *buf, size_t len)
 {
@@ -126,33 +145,16 @@ static int write_hostfile(const dem_scenario_t *s, char *hostfile, size_t len)
   return 0;
 }
 
-/* Runs smpirun (args) and waits. SMPI copies privatised libraries into its temporary directory
- * under names made of the rank and the library's name only (smpi_global.cpp): two runs at once
- * (a sweep's -j 2) would overwrite each other's copies, so each run gets its own directory,
- * removed after it (smpirun takes it from TMPDIR; its -tmpdir option takes the directory for
- * the program). smpirun exits with 0 when a rank calls MPI_Abort (SimGrid kills the others and
- * reports a deadlock): a run that ends well writes DIR/summary.json last, so one without it
- * failed. 0, or 1 with a message. */
-static int smpirun_own_tmpdir(char **args)
+/* Runs smpirun (args) in a temporary folder of its own (smpirun takes it from TMPDIR; its -tmpdir
+ * option takes the directory for the program). smpirun exits with 0 when a rank calls MPI_Abort
+ * (SimGrid kills the others and reports a deadlock): a run that ends well writes DIR/summary.json
+ * last, so one without it failed (run_smpirun). 0, or 1 with a message. */
+static int run_own_tmpdir(char **args)
 {
-  char tmp[DEM_PATH_MAX], saved[DEM_PATH_MAX] = "";
-  const char *base = getenv("TMPDIR");
-  if (base) snprintf(saved, sizeof saved, "%s", base);
-  snprintf(tmp, sizeof tmp, "%s/demsim-smpi-XXXXXX", base && *base ? base : "/tmp");
-  if (!mkdtemp(tmp)) {
-    fprintf(stderr, "demsim: cannot create a temporary directory %s: %s\n", tmp, strerror(errno));
-    return 1;
-  }
-  setenv("TMPDIR", tmp, 1);
+  char tmp[DEM_PATH_MAX], saved[DEM_PATH_MAX];
+  if (own_tmpdir(tmp, saved, "demsim-smpi")) return 1;
   int rc = run_and_wait(args, 0);
-  if (saved[0])
-    setenv("TMPDIR", saved, 1);
-  else
-    unsetenv("TMPDIR");
-  /* SMPI removes its copies when the ranks end well; a run that aborts or is killed leaves them
-   * (several MB a rank), and a test suite full of such runs would fill the disk */
-  if (dem_files_remove_tree(tmp))
-    fprintf(stderr, "demsim: cannot remove the temporary directory %s: %s\n", tmp, strerror(errno));
+  own_tmpdir_end(tmp, saved);
   return rc;
 }
 
@@ -164,7 +166,7 @@ static int run_smpirun(char **args, const char *out_dir)
     fprintf(stderr, "demsim: cannot remove the previous %s: %s\n", summary, strerror(errno));
     return 1;
   }
-  int rc = smpirun_own_tmpdir(args);
+  int rc = run_own_tmpdir(args);
   if (rc == 0 && access(summary, F_OK)) {
     /* a container lost (failure.*) ends the ranks with 0 (main.c): the record's last attempt
      * ended in a loss; dem_launch restarts it and says so */
@@ -193,7 +195,7 @@ int dem_launch_program(const dem_scenario_t *s, const dem_cli_t *cli)
   for (size_t w = 0; w < sizeof fixed / sizeof fixed[0]; w++) args[k++] = (char *)fixed[w];
   for (int i = 0; cli->program[i] && k < MAX_ARGS - 1; i++) args[k++] = cli->program[i];
   args[k] = NULL;
-  return cli->dry_run ? run_and_wait(args, 1) : smpirun_own_tmpdir(args);
+  return cli->dry_run ? run_and_wait(args, 1) : run_own_tmpdir(args);
 }
 
 static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
@@ -551,7 +553,7 @@ static int launch_emulated(const char *self, int argc, char **argv, const dem_sc
   return rc;
 }
 
-static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+static int launch_plain(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
 {
   if (s->emulate) {
     char self[DEM_PATH_MAX];
@@ -586,9 +588,20 @@ static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem
   return rc;
 }
 
+/* One launch (native build), its mpirun and stresses in a temporary folder of their own. */
+static int launch_once(int argc, char **argv, const dem_scenario_t *s, const dem_cli_t *cli)
+{
+  char tmp[DEM_PATH_MAX], saved[DEM_PATH_MAX];
+  if (cli->dry_run) return launch_plain(argc, argv, s, cli);
+  if (own_tmpdir(tmp, saved, "demsim-mpi")) return 1;
+  int rc = launch_plain(argc, argv, s, cli);
+  own_tmpdir_end(tmp, saved);
+  return rc;
+}
+
 /* `demsim exec` (native build): the program with one rank per run.ranks, in the emulated
  * cloud's containers (--emulate), or under a plain mpirun on this machine. */
-int dem_launch_program(const dem_scenario_t *s, const dem_cli_t *cli)
+static int launch_program(const dem_scenario_t *s, const dem_cli_t *cli)
 {
   int argc = 0;
   while (cli->program[argc]) argc++;
@@ -604,6 +617,16 @@ int dem_launch_program(const dem_scenario_t *s, const dem_cli_t *cli)
   for (int i = 0; i < argc && k < MAX_ARGS - 1; i++) args[k++] = cli->program[i];
   args[k] = NULL;
   return run_and_wait(args, cli->dry_run);
+}
+
+int dem_launch_program(const dem_scenario_t *s, const dem_cli_t *cli)
+{
+  char tmp[DEM_PATH_MAX], saved[DEM_PATH_MAX];
+  if (cli->dry_run) return launch_program(s, cli);
+  if (own_tmpdir(tmp, saved, "demsim-mpi")) return 1;
+  int rc = launch_program(s, cli);
+  own_tmpdir_end(tmp, saved);
+  return rc;
 }
 #endif
 

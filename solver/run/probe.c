@@ -765,6 +765,12 @@ static int probe_relaunch(int argc, char **argv, const dem_cli_probe_t *opt)
   args[k++] = self;
   args[k++] = "probe";
   for (int i = opt->first_arg; i < argc; i++) args[k++] = argv[i];
+  char tmp[PROBE_PATH], saved[PROBE_PATH]; /* its own Open MPI session (base/files.h) */
+  if (dem_files_tmpdir_push("demsim-mpi", tmp, sizeof tmp, saved, sizeof saved)) {
+    fprintf(stderr, "demsim: probe: cannot create a temporary directory %s: %s\n", tmp, strerror(errno));
+    free(args);
+    return 1;
+  }
   fflush(stdout);
   pid_t pid = fork();
   if (pid == 0) {
@@ -775,6 +781,8 @@ static int probe_relaunch(int argc, char **argv, const dem_cli_probe_t *opt)
   free(args);
   int status = 0;
   while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (dem_files_tmpdir_pop(tmp, saved))
+    fprintf(stderr, "demsim: probe: cannot remove the temporary directory %s: %s\n", tmp, strerror(errno));
   if (pid < 0 || !WIFEXITED(status)) return 1;
   return WEXITSTATUS(status) == 0 ? 0 : (WEXITSTATUS(status) == 2 ? 2 : 1);
 }
