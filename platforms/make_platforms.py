@@ -18,6 +18,7 @@ import json
 import os
 import re
 import socket
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -770,7 +771,32 @@ def kernel_tick():
     return None
 
 
-def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
+def share_props(out_nodes, placed, cpu_shares, quota_efficiency, notes):
+    """The properties of the host map's containers with part of their cores' time (from_probe)."""
+    for name, (share, period) in (cpu_shares or {}).items():
+        hosts = [c for nd in out_nodes for c in nd["containers"] if c["host"] == name and name in {p[0] for p in placed}]
+        if not hosts:
+            print(f"make_platforms.py: --cpu-share {name}={share}: no container '{name}' in the host map", file=sys.stderr)
+            raise SystemExit(2)
+        hosts[0]["props"].append(("cpu_share", f"{share:.6g}"))
+        if period is not None:
+            hosts[0]["props"].append(("cpu_period", f"{period:.6g}"))
+        tick = kernel_tick()
+        if tick:
+            hosts[0]["props"].append(("cpu_tick", f"{tick:.6g}"))
+            notes.append(f"{name}'s cpu_tick: CONFIG_HZ of the kernel this platform was written on "
+                         f"({os.uname().release}), the emulator's, which enforces the quota at its tick.")
+        ratios = (quota_efficiency or {}).get(name)
+        if ratios and share < 1:
+            eff = min(1.0, statistics.median(ratios))
+            hosts[0]["props"].append(("cpu_quota_efficiency", f"{eff:.4g}"))
+            notes.append(f"{name}'s cpu_quota_efficiency: MEASURED, the contact-force kernel's CPU time a call free "
+                         f"over in a cgroup of its quota, on its core ({len(ratios)} sample(s), one before each round "
+                         "of runs, validation/study/calibration.py quota_sample): "
+                         + ", ".join(f"{r:.3g}" for r in ratios) + f" -> median {eff:.4g} (at most 1).")
+
+
+def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None, quota_efficiency=None):
     """A platform of the probed cluster: per node N, host N (all its cores) and N-0..N-(c-1) (one
     core each), plus the host map's containers (their names, on their node, with their cores).
     container_link (bandwidth B/s, one-way latency s): each container's link to its node instead of
@@ -779,7 +805,10 @@ def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
     shapes each route to it) on the probed machine's cores. cpu_shares {container: (s, period)}: that
     host map container gets the part s of its cores' time (property cpu_share, and cpu_period when
     period is not None: a CFS quota under the emulator, its schedule in the simulation; and cpu_tick,
-    the scheduler tick of the kernel this runs on, the emulator's, which enforces the quota)."""
+    the scheduler tick of the kernel this runs on, the emulator's, which enforces the quota).
+    quota_efficiency {container: [ratios]}: the work's rate under that quota over its free rate,
+    measured (validation/study/calibration.py quota_sample): their median, at most 1, is the
+    property cpu_quota_efficiency (sim/host.h)."""
     pr = json.load(open(probe_path))
     if pr.get("format") != PROBE_FORMAT:
         raise SystemExit(f"make_platforms.py: {probe_path}: not a demsim probe file "
@@ -799,19 +828,7 @@ def from_probe(probe_path, hostmap=None, container_link=None, cpu_shares=None):
         taken = {c[0] for c in cs}
         cs += [c for c in extra[n["name"]] if c[0] not in taken]
         out_nodes.append(probe_node(n, cs))
-    for name, (share, period) in (cpu_shares or {}).items():
-        hosts = [c for nd in out_nodes for c in nd["containers"] if c["host"] == name and name in {p[0] for p in placed}]
-        if not hosts:
-            print(f"make_platforms.py: --cpu-share {name}={share}: no container '{name}' in the host map", file=sys.stderr)
-            raise SystemExit(2)
-        hosts[0]["props"].append(("cpu_share", f"{share:.6g}"))
-        if period is not None:
-            hosts[0]["props"].append(("cpu_period", f"{period:.6g}"))
-        tick = kernel_tick()
-        if tick:
-            hosts[0]["props"].append(("cpu_tick", f"{tick:.6g}"))
-            notes.append(f"{name}'s cpu_tick: CONFIG_HZ of the kernel this platform was written on "
-                         f"({os.uname().release}), the emulator's, which enforces the quota at its tick.")
+    share_props(out_nodes, placed, cpu_shares, quota_efficiency, notes)
     net = probe_network(pr.get("pairs", []))
     if container_link:
         bw, lat = container_link

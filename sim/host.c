@@ -144,6 +144,11 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
   h->cpu_tick = 0.0;
   if (sg_host_get_property_value(host, "cpu_tick") && number_prop(host, "cpu_tick", 0, &h->cpu_tick, err, errlen))
     return -1;
+  h->cpu_quota_efficiency = 1.0;
+  if (sg_host_get_property_value(host, "cpu_quota_efficiency") &&
+      number_prop(host, "cpu_quota_efficiency", 0, &h->cpu_quota_efficiency, err, errlen))
+    return -1;
+  if (h->cpu_quota_efficiency > 1.0) return fail(err, errlen, hname, "'cpu_quota_efficiency' must be in (0, 1]");
   h->quota = NULL;
   h->simd_lanes = 1.0;
   if (sg_host_get_property_value(host, "simd_lanes") &&

@@ -45,6 +45,12 @@
  *   cpu_tick (s)      the host kernel's scheduler tick, 1/CONFIG_HZ, at which a quota is enforced
  *                     (sim/quota.h: the runs end at a tick, the excess owed to the next period);
  *                     optional: without it, the quota's own duty cycle (the first s x cpu_period)
+ *   cpu_quota_efficiency  0 < e <= 1: under a quota (cpu_share < 1), the work's rate in its running
+ *                     part over its rate on a free core: the same kernel took 1/e as much CPU time
+ *                     in a cgroup with the container's quota as free on the same core (measured
+ *                     by validation/study/calibration.py quota_sample before each round of an
+ *                     emulated comparison; each window begins with the core's caches and clock
+ *                     as the gap left them); optional: without it, 1
  * The memory-bus host carries `loaded_latency`: "u0:f0,u1:f1,..." the node's DRAM latency at bus
  * utilisation u (0..1) over its idle latency, rising, piecewise linear (sim_host_latency_factor).
  * This header is free of SimGrid types, so tests can read the same figures. */
@@ -83,6 +89,7 @@ typedef struct sim_host {
   double cpu_share;       /* 0 < s <= 1: the part of its cores' time the container gets (1: all) */
   double cpu_period;      /* s: the period of that quota (CFS bandwidth control) */
   double cpu_tick;        /* s: the host's scheduler tick that enforces it; 0 when the platform has none */
+  double cpu_quota_efficiency; /* under that quota, the work's rate in its windows over its free rate (1: alike) */
   struct sim_quota *quota; /* the quota's schedule (sim/quota.h) where the rank's clock keeps one, else NULL */
   double storage_bw;      /* B/s, the container's storage (checkpoints); 0 when the platform has none */
   double divider_rate;    /* lanes/s, one core's divisions and square roots; 0 when the platform has none */

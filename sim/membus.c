@@ -31,7 +31,8 @@
  *  - a CFS quota (cpu_share, cpu_period, cpu_tick: sim/quota.h) is a schedule of runs from each
  *    period's start, which can be as long as a step (the rank's clock keeps it, h->quota): the
  *    work runs at its rate (times the stress share), then the rank is held until the container
- *    has run that long since the work began (sim_quota_end). Not modelled:
+ *    has run that long since the work began (sim_quota_end). In its windows the work runs at
+ *    cpu_quota_efficiency of its rate, measured on the host (sim/host.h). Not modelled:
  *    its flows leave the bus in the throttled part of the period (here they run in a burst and
  *    the bus is free while the rank is held). */
 #include "membus.h"
@@ -60,9 +61,15 @@ double sim_membus_rate(const struct sim_host *h)
   return (double)cores / (cores + threads);
 }
 
+/* the work's rate in its quota's windows over its free rate (1 without a quota) */
+static double quota_efficiency(const struct sim_host *h)
+{
+  return sim_membus_quota(h) && h->cpu_quota_efficiency > 0.0 ? h->cpu_quota_efficiency : 1.0;
+}
+
 double sim_membus_share(const struct sim_host *h)
 {
-  return (sim_membus_quota(h) ? h->cpu_share : 1.0) * sim_membus_rate(h);
+  return (sim_membus_quota(h) ? h->cpu_share : 1.0) * quota_efficiency(h) * sim_membus_rate(h);
 }
 
 /* the work's compute and flows at s of the container's rate */
@@ -117,7 +124,7 @@ int sim_membus_run(const struct sim_host *h, double flops, int cores, double tra
 {
   if (cores < 1) cores = 1;
   if (cores > MAX_FLOWS) cores = MAX_FLOWS;
-  double s = sim_membus_rate(h), start = simgrid_get_clock();
+  double s = sim_membus_rate(h) * quota_efficiency(h), start = simgrid_get_clock();
   int rc = run_work(h, flops, cores, traffic, core_bw, overlap, s);
   hold_for_quota(h, start);
   return rc;

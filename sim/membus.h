@@ -6,8 +6,8 @@
 
 struct sim_host;
 
-/* The part of its cores' time the container gets on average: its cpu_share (a CFS quota; 1 when
- * absent) x sim_membus_rate. */
+/* The part of its cores' rate the container's work gets on average: its cpu_share (a CFS quota;
+ * 1 when absent) x its cpu_quota_efficiency under that quota x sim_membus_rate. */
 double sim_membus_share(const struct sim_host *h);
 /* The rate its work runs at while it runs: cores / (cores + the stress threads on its cores now,
  * sim_stress_sharing). */

@@ -116,6 +116,28 @@ static void test_cpu_share_stretches_work(void)
   }
 }
 
+/* The same container whose work runs at 0.8 of its rate in its windows (cpu_quota_efficiency,
+ * measured under the quota): 1.25 s of running streaming (25 windows) and 1.875 s gathering (37.5),
+ * ending 24.5 and 37.25 periods later; on average 2.5 s and 3.75 s. Without a quota the property
+ * changes nothing. */
+static void test_quota_efficiency_slows_windows(void)
+{
+  if (!sim_test_on("s-4")) return;
+  sim_host_t h = sim_test_self();
+  CU_ASSERT_DOUBLE_EQUAL(h.cpu_quota_efficiency, 1.0, 0.0); /* the platform gives none */
+  h.cpu_quota_efficiency = 0.8;
+  SIM_ASSERT_CLOSE(sim_membus_time(&h, 1e9, 1, 5e9, 10e9, 0.0, 0), 1.5, 1e-12); /* no quota: unchanged */
+  h.cpu_share = 0.5;
+  h.cpu_period = 0.1;
+  for (int overlap = 0; overlap < 2; overlap++) {
+    sg_actor_sleep_until(ceil(MPI_Wtime() / 0.1 + 1.0) * 0.1 - 1e-6);
+    double t0 = MPI_Wtime();
+    CU_ASSERT_EQUAL(sim_membus_run(&h, 1e9, 1, 5e9, 10e9, overlap), 0);
+    SIM_ASSERT_CLOSE(MPI_Wtime() - t0, overlap ? 2.45 : 3.725, 1e-6);
+    SIM_ASSERT_CLOSE(sim_membus_time(&h, 1e9, 1, 5e9, 10e9, 0.0, overlap), overlap ? 2.5 : 3.75, 1e-12);
+  }
+}
+
 static CU_TestInfo tests[] = {
   {"two ranks on one bus take twice as long, on two nodes not", test_shared_bus_halves},
   {"more cores are faster until the node bandwidth caps them", test_cores_until_node_caps},
@@ -123,6 +145,7 @@ static CU_TestInfo tests[] = {
   {"compute uses every core, then the traffic follows", test_compute_bound_uses_all_cores},
   {"streaming work overlaps compute and traffic, gathering work adds them", test_streaming_overlaps_gathering_adds},
   {"a container with half its cores' time takes twice as long", test_cpu_share_stretches_work},
+  {"its quota's efficiency slows the work in its windows", test_quota_efficiency_slows_windows},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_membus", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};
 DEM_TEST_MAIN(suites)

@@ -26,7 +26,8 @@ DEM's, the ghost bytes alike emulated and simulated (the same decomposition), ev
 the MPI stack measured on the instant platform (0 to 1 ms) and in platform-stack.xml;
 and with `--hostmap scenarios/emulated/hostmap-pair.cfg --cpu-share c1=0.5,0.01` (this machine probed,
 c1 at half a core per 10 ms, the core rate sampled before the round): computing and total time
-compared, the sample and c1's cpu_share and cpu_period in the platform, the emulated run's report of
+compared, the sample and c1's cpu_share and cpu_period in the platform, the quota's efficiency
+sampled on c1's core (in the platform and the report, its cgroup removed), the emulated run's report of
 c1's throttled periods (some of them, none for c0), and the emulator's dry run writing that quota
 (10000 and 5000 us) for c1's cgroup.
 routes also runs `demsim exec` in the SMPI build (when there) on the same two containers: the
@@ -267,6 +268,16 @@ def check_compare_emulated_probed(a, failures):
             or len(k.get("interleaved_s", [])) != 1 or '<prop id="cpu_share" value="0.5"/>' not in plat \
             or '<prop id="cpu_period" value="0.01"/>' not in plat:
         failures.append(f"compare_real --emulate --hostmap: compared rows {compared}, samples {k.get('interleaved_s')}")
+    # the quota's efficiency: one sample before the round (c1's core, free and in a 5/10 ms cgroup),
+    # its ratio in the platform and the report, the sample's cgroup gone
+    qpath = os.path.join(out, "quota-samples.jsonl")
+    q = [json.loads(ln) for ln in open(qpath)] if os.path.isfile(qpath) else []
+    eff = re.search(r'<prop id="cpu_quota_efficiency" value="([0-9.e+-]+)"/>', plat)
+    if len(q) != 1 or q[0]["container"] != "c1" or q[0]["core"] != 1 or not q[0]["free_s"] > 0 \
+            or not q[0]["quota_s"] > 0 or not eff or abs(float(eff.group(1)) - min(1.0, q[0]["free_s"] / q[0]["quota_s"])) > 1e-3 \
+            or "cpu_quota_efficiency" not in text or glob.glob("/sys/fs/cgroup/cpu/demsim-quota-sample-*"):
+        failures.append(f"compare_real --emulate --hostmap: quota samples {q}, platform's efficiency "
+                        f"{eff and eff.group(1)}, left {glob.glob('/sys/fs/cgroup/cpu/demsim-quota-sample-*')}")
     # the emulator gives c1 the platform's quota: 5 ms of every 10 ms (cgroup v1 takes microseconds)
     p = subprocess.run([a.demsim, "run", os.path.join(SOURCE, "scenarios", "emulated", "network-pair.cfg"), "--emulate",
                         "--dry-run", "--set", f"platform.file={os.path.join(out, 'platform.xml')}", "--set",
@@ -284,7 +295,7 @@ def check_compare_emulated_probed(a, failures):
         failures.append(f"compare_real --emulate --hostmap: c1's throttled periods expected in the run's report, none "
                         f"for c0; got {used} from {logs[:1]}")
     print(f"compare_real --emulate --hostmap: {len(compared)} computing/total rows compared, "
-          f"sample {k.get('interleaved_s')}, throttled periods {throttled}")
+          f"sample {k.get('interleaved_s')}, quota samples {q}, throttled periods {throttled}")
 
 
 def leftovers(prefix):

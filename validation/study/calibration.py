@@ -4,7 +4,9 @@ and its --emulate path): the contact-force kernel sampled on every core of this 
 each round of native runs, and a platform written from the probe with the median of those
 samples and the probe's own as the node's all-cores time (make_platforms.probed_flops_per_cycle
 takes the rate from it). A shared host's speed moves over minutes; one probe before the runs
-catches one moment of it."""
+catches one moment of it. Where a container has part of its cores' time (--cpu-share), the same
+kernel is also timed before each round on that container's core in a cgroup of its quota and free
+(quota_sample): their CPU times' ratio is the platform's cpu_quota_efficiency (sim/host.h)."""
 import glob
 import json
 import os
@@ -58,13 +60,77 @@ def read_samples(out):
     return [sum(d["medians_s"]) / len(d["medians_s"]) for d in map(json.loads, open(out)) if d.get("medians_s")]
 
 
-def contact_row(text, kernel):
-    """(particles, median s) of a kernel's row of the contact lattice in calibrate_cost's output, or None."""
+def contact_row(text, kernel, column=10):
+    """(particles, median s) of a kernel's row of the contact lattice in calibrate_cost's output, or
+    None; column 11 for its CPU time's median instead of its wall time's."""
     for line in text.splitlines():
         f = line.replace("|", " ").split()
-        if len(f) > 10 and f[0] == "contact" and f[2] == kernel:
-            return float(f[1]), float(f[10]) * 1e-6
+        if len(f) > column and f[0] == "contact" and f[2] == kernel:
+            return float(f[1]), float(f[column]) * 1e-6
     return None
+
+
+CPU_CGROUPS = "/sys/fs/cgroup/cpu"  # cgroup v1's cpu controller, as the emulator uses it
+
+
+def kernel_cpu_time(exe, core, cgroup=None):
+    """The contact-force kernel's CPU time a call (s, the median of calibrate_cost's repetitions,
+    one PoCL thread) on `core`, in the cpu cgroup folder `cgroup` or free; None where it fails."""
+    cmd = ["taskset", "-c", str(core), exe, "--host", "local-0", "--sizes", "60", "--packings", "contact",
+           "--reps", "10"]
+    if cgroup:
+        cmd = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup] + cmd
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       env=dict(os.environ, POCL_MAX_PTHREAD_COUNT="1"))
+    row = contact_row(p.stdout, "forces_all", 11)
+    return row[1] if p.returncode == 0 and row else None
+
+
+def quota_sample(native, hostmap, shares, out):
+    """Before a round of emulated runs, for each container with part of its cores' time (shares
+    {container: (s, period or None)}): the contact-force kernel's CPU time a call on the
+    container's first core, free and in a cpu cgroup of its quota (s x period per period, Linux's
+    default period when None), the two in turn (the free one first in every other sample), the
+    other cores idle. Appended to `out` as JSON lines; read_quota gives the ratios. Needs root and
+    cgroup v1's cpu controller; without them nothing is measured (a note says so). The cgroup is
+    removed also when the measurement fails or is interrupted."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(native)), "validation", "calibrate_cost")
+    if not shares or not os.access(exe, os.X_OK):
+        return
+    if os.geteuid() != 0 or not os.path.isdir(CPU_CGROUPS):
+        print(f"calibration: the quota's efficiency is not measured (needs root and {CPU_CGROUPS})", file=sys.stderr)
+        return
+    cores = {c: min(make_platforms.core_set(cs)) for c, _, cs in make_platforms.read_hostmap(hostmap)}
+    done = len(open(out).readlines()) if os.path.isfile(out) else 0
+    for name, (share, period) in shares.items():
+        if name not in cores or share >= 1:
+            continue
+        period = period or 0.1
+        cg = os.path.join(CPU_CGROUPS, f"demsim-quota-sample-{os.getpid()}")
+        os.mkdir(cg)
+        try:
+            with open(os.path.join(cg, "cpu.cfs_period_us"), "w") as f:
+                f.write(str(round(period * 1e6)))
+            with open(os.path.join(cg, "cpu.cfs_quota_us"), "w") as f:
+                f.write(str(round(share * period * 1e6)))
+            t = {}
+            for where in (("free", "quota") if done % 2 == 0 else ("quota", "free")):
+                t[where] = kernel_cpu_time(exe, cores[name], cg if where == "quota" else None)
+        finally:
+            os.rmdir(cg)
+        if t["free"] and t["quota"]:
+            with open(out, "a") as f:
+                f.write(json.dumps(dict(container=name, share=share, period=period, core=cores[name],
+                                        free_s=t["free"], quota_s=t["quota"])) + "\n")
+
+
+def read_quota(out):
+    """{container: [free over quota CPU time a call]} of a quota_sample file ({} when none)."""
+    res = {}
+    if os.path.isfile(out):
+        for d in map(json.loads, open(out)):
+            res.setdefault(d["container"], []).append(d["free_s"] / d["quota_s"])
+    return res
 
 
 def probe_binning(k, probe_dir):
@@ -81,12 +147,13 @@ def probe_binning(k, probe_dir):
     return True
 
 
-def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=None, cpu_shares=None):
+def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=None, cpu_shares=None, quota=None):
     """OUTDIR/platform.xml from the probe and the host map, its node's contact-force kernel time on
     all cores replaced by the median of the probe's and the samples (written as
     OUTDIR/probe-interleaved.json); the probe's own where there are none. A probe of before its
-    binning figure takes it from its own calibrate_cost outputs (probe_binning). Returns (the probe
-    file the platform came from, the platform)."""
+    binning figure takes it from its own calibrate_cost outputs (probe_binning); quota (read_quota)
+    gives the containers' quota efficiency. Returns (the probe file the platform came from, the
+    platform)."""
     pr = json.load(open(probe_json))
     k = (pr["nodes"][0].get("contact_kernel_1core") or {}) if len(pr["nodes"]) == 1 else {}
     changed = probe_binning(k, os.path.dirname(os.path.abspath(probe_json)))
@@ -100,7 +167,7 @@ def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=No
             json.dump(pr, f, indent=1)
     platform_xml = os.path.join(outdir, "platform.xml")
     with open(platform_xml, "w") as f:
-        f.write(make_platforms.from_probe(probe_json, hostmap, container_link, cpu_shares))
+        f.write(make_platforms.from_probe(probe_json, hostmap, container_link, cpu_shares, quota))
     print(f"platform: {platform_xml}", flush=True)
     return probe_json, platform_xml
 

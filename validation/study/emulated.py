@@ -121,8 +121,10 @@ def dem_runs(args, extra):
     common = ["--particles", str(args.particles), "--steps", str(args.steps), "--ranks", "2",
               "--repartition-every", str(max(1, args.steps // 5))] + extra
     samples = os.path.join(args.out, "kernel-samples.jsonl")
-    if getattr(args, "hostmap", None) and not args.resume and os.path.exists(samples):
-        os.remove(samples)
+    quota = os.path.join(args.out, "quota-samples.jsonl")
+    for f in (samples, quota):
+        if getattr(args, "hostmap", None) and not args.resume and os.path.exists(f):
+            os.remove(f)
     for i in range(args.repeats):
         dirs = {(lat, pol, c): os.path.join(args.runs, "emulated" + ("" if c == "default" else "-" + c),
                                             f"{lat}-{pol}-{i + 1}")
@@ -130,12 +132,14 @@ def dem_runs(args, extra):
         if getattr(args, "hostmap", None) and not all(args.resume and os.path.isfile(os.path.join(d, "summary.json"))
                                                       for d in dirs.values()):
             calibration.kernel_sample(args.native, samples)
+            calibration.quota_sample(args.native, args.hostmap, args.shares, quota)
         for (lat, pol, c), d in dirs.items():
             res[(lat, pol)]["native_all"][c].append(run_once(args, args.native, pol, d, [
                 "--emulate", "--set", f"problem.diameter_ratio={LATTICES[lat]}"] + common, c))
     if getattr(args, "hostmap", None):
         args.rate_probe, _ = calibration.interleaved_platform(args.out, args.probe_json, args.hostmap,
-                                                              calibration.read_samples(samples), args.link, args.shares)
+                                                              calibration.read_samples(samples), args.link, args.shares,
+                                                              calibration.read_quota(quota))
     common += ["--set", f"platform.file={smpi_platform(args, extra)}"]
     for (lat, pol), r in res.items():
         r["native"] = {c: sorted(runs, key=comm_per_step)[(args.repeats - 1) // 2]
@@ -482,12 +486,14 @@ def shares_note(args, extra):
         return ""
     props = {h.get("id"): {q.get("id"): q.get("value") for q in h.iter("prop")} for h in ET.parse(plat).iter("host")}
     shares = [(h, p["cpu_share"], f"{p['cpu_period']} s" if "cpu_period" in p else "Linux's default period",
-               p.get("cpu_tick")) for h, p in props.items() if "cpu_share" in p]
+               p.get("cpu_tick"), p.get("cpu_quota_efficiency")) for h, p in props.items() if "cpu_share" in p]
     return "" if not shares else " Part of a core: " + ", ".join(
         f"{h} gets {float(v):g} of its cores' time per {per}"
         " (cpu_share, cpu_period: a CFS quota in the emulation, its duty cycle in the model"
-        + (f", throttled at the kernel's {float(tick) * 1e3:g} ms tick, cpu_tick" if tick else "") + ")"
-        for h, v, per, tick in shares) + "."
+        + (f", throttled at the kernel's {float(tick) * 1e3:g} ms tick, cpu_tick" if tick else "")
+        + (f"; in its windows its work runs at {float(eff):.3g} of its free rate, cpu_quota_efficiency, measured "
+           "before each round: quota-samples.jsonl" if eff else "") + ")"
+        for h, v, per, tick, eff in shares) + "."
 
 
 def report(args, extra, rows, started, emu, smpi, split=()):
