@@ -333,11 +333,20 @@ static pid_t start_stress(const dem_stress_t *st)
   return start_group(args);
 }
 
-/* Stops the stress launched as pids (SIGTERM, then SIGKILL to the group after a few seconds). */
+/* Stops the stress launched as pids (SIGTERM, then SIGKILL to the group after a few seconds). A
+ * stress that ended by itself before the run did (it could not start: its mpirun failed, stress-ng
+ * is missing) is said: the run then had no neighbour, and its times show none. */
 static void stop_stress(const pid_t *pid, int n, int group)
 {
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
+    int status = 0;
+    if (pid[i] > 0 && waitpid(pid[i], &status, WNOHANG) == pid[i]) {
+      fprintf(stderr, "demsim: warning: stress[%d] ended before the run did (%s %d): the run had no such neighbour\n",
+              i, WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+      continue;
+    }
     if (pid[i] > 0) kill(group ? -pid[i] : pid[i], SIGTERM);
+  }
   for (int i = 0; i < n; i++) {
     if (pid[i] <= 0) continue;
     int tries = 0;

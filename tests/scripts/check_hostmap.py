@@ -62,7 +62,7 @@ def main():
     if proc.returncode != 0:
         failures.append(f"run: exit {proc.returncode}:\n{out}")
     if not seen:
-        failures.append("run: no stress-ng process seen while the ranks ran")
+        failures.append(f"run: no stress-ng process seen while the ranks ran; the run said:\n{out[-3000:]}")
     if stress_running():
         failures.append("run: a stress-ng process is left after the run")
     try:
