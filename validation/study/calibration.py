@@ -29,6 +29,12 @@ def all_local(hostmap):
     return all(is_this_machine(h) for _, h, _ in make_platforms.read_hostmap(hostmap))
 
 
+def kernel_run(exe, core):
+    """calibrate_cost's contact lattice (216,000 particles, ten repetitions) pinned to one core."""
+    return ["taskset", "-c", str(core), exe, "--host", "local-0", "--sizes", "60", "--packings", "contact",
+            "--reps", "10"]
+
+
 def kernel_sample(native, out):
     """The contact-force kernel on every core of this machine at once (demsim probe's
     all_cores_median_s, validation/calibrate_cost beside the native demsim): the mean of the
@@ -38,8 +44,7 @@ def kernel_sample(native, out):
     if not os.access(exe, os.X_OK):
         return None
     env = dict(os.environ, POCL_MAX_PTHREAD_COUNT="1")
-    procs = [subprocess.Popen(["taskset", "-c", str(c), exe, "--host", "local-0", "--sizes", "60", "--packings",
-                               "contact", "--reps", "10"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    procs = [subprocess.Popen(kernel_run(exe, c), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, env=env) for c in sorted(os.sched_getaffinity(0))]
     medians = []
     for p in procs:
@@ -76,8 +81,7 @@ CPU_CGROUPS = "/sys/fs/cgroup/cpu"  # cgroup v1's cpu controller, as the emulato
 def kernel_cpu_time(exe, core, cgroup=None):
     """The contact-force kernel's CPU time a call (s, the median of calibrate_cost's repetitions,
     one PoCL thread) on `core`, in the cpu cgroup folder `cgroup` or free; None where it fails."""
-    cmd = ["taskset", "-c", str(core), exe, "--host", "local-0", "--sizes", "60", "--packings", "contact",
-           "--reps", "10"]
+    cmd = kernel_run(exe, core)
     if cgroup:
         cmd = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup] + cmd
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
