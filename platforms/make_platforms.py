@@ -223,7 +223,7 @@ def host_xml(hid, speed, cores, props, indent="    "):
 
 def container_props(container, node, node_type, core_bw, device="cpu", latency=CPU_LAUNCH_LATENCY,
                     llc=None, cores=1, gather=None, divider=None, first_touch=FIRST_TOUCH_BW, partition=None,
-                    lanes=None, binning=None, permute=None):
+                    lanes=None, binning=None, permute=None, search=None):
     if device == "gpu":
         line, llc = GPU["sector"], GPU["l2"]
     else:
@@ -244,6 +244,8 @@ def container_props(container, node, node_type, core_bw, device="cpu", latency=C
         props.append(("binning_rate", f"{binning:.6g}"))
     if permute:
         props.append(("permute_bw", f"{permute:.6g}"))
+    if search:
+        props += [("search_rate", f"{search[0]:.6g}"), ("search_slot_rate", f"{search[1]:.6g}")]
     if lanes:
         props.append(("simd_lanes", f"{lanes:.6g}"))
     if device == "gpu":
@@ -432,7 +434,8 @@ def test_sim():
                     [("c-1", 1, "T-1"), ("c-2", 2, "T-2"), ("c-4", 4, "T-4")],
                     ["node c: 4 GB/s per core, 10 GB/s node: 1, 2, 4 cores draw 4, 8, 10 GB/s;",
                      "c-2's Zoltan measured at 1e7 particle-levels/s (partition_rate), its binning at",
-                     "1e7 particles/s (binning_rate), its store's permutation at 1e9 B/s (permute_bw)"]),
+                     "1e7 particles/s (binning_rate), its store's permutation at 1e9 B/s (permute_bw),",
+                     "its contact search at 1e6 particles/s and 1e7 slots/s (search_rate, search_slot_rate)"]),
         simple_node("s", "test", 10e9, 1e9, 4e9, [("s-4", 4, "T-4")],
                     ["node s: slow cores (1 Gf/s) for compute-bound kernels"]),
         simple_node("d", "test", 10e9, F, 3e9, [("d-dem", 2, "T-2"), ("d-stress", 2, "T-2")],
@@ -461,7 +464,8 @@ def test_sim():
                              ["node l: loaded latency 2x at half the bus used, 3x when full"],
                              curve="0:1,0.5:2,1:3"))
     nodes[2]["containers"][1]["props"] += [("partition_rate", "1e+07"), ("binning_rate", "1e+07"),
-                                           ("permute_bw", "1e+09")]
+                                           ("permute_bw", "1e+09"), ("search_rate", "1e+06"),
+                                           ("search_slot_rate", "1e+07")]
     for n in nodes[:-1]:
         n["latency"] = FLAT_LATENCY
     x = simple_node("x", "test", 10e9, F, 1e9, [("x-bad", 1, "T-1")],
@@ -668,6 +672,32 @@ def permute_bw(n):
     return k["permute_bytes"] / t if t and k.get("permute_bytes") else None
 
 
+def search_rates(n):
+    """(particles/s, slots/s) of the contact search on one core (search_rate, search_slot_rate,
+    sim/host.h) and a line saying how, from the probe's search turns (search_1core: calibrate_cost
+    --search-turns): the median ratio of each search, over the apart and the contact lattice, to
+    the contact-force kernel in the same turn, times the kernel's time the core's rate comes from
+    (probed_flops_per_cycle), so that the search and the rate are of the same state of the host.
+    Two packings, two unknowns: the apart lattice's search examines every particle's candidates and
+    keeps few, the contact lattice's writes about six slots a particle more. (None, line) in a
+    probe.json of before it, or where the difference is not positive (a disturbed run)."""
+    s, k = n.get("search_1core"), n.get("contact_kernel_1core") or {}
+    t = k.get("all_cores_median_s") or k.get("median_s")
+    if not s or not t:
+        return None, "contact search: not in this probe (charged by sim/cost.c's counts at the core's rate)."
+    t_a, t_c = s["apart_over_forces"] * t, s["contact_over_forces"] * t
+    per_slot = (t_c - t_a) / (s["contact_slots"] - s["apart_slots"])
+    per_particle = (t_a - s["apart_slots"] * per_slot) / s["particles"]
+    if not per_slot > 0 or not per_particle > 0:
+        return None, (f"contact search: measured but not used (apart {t_a * 1e3:.3g} ms, contact {t_c * 1e3:.3g} ms: "
+                      "no positive cost per slot); charged by sim/cost.c's counts.")
+    return (1 / per_particle, 1 / per_slot), (
+        f"contact search {per_particle * 1e9:.3g} ns a particle (its candidates examined) and {per_slot * 1e9:.3g} ns "
+        f"a slot written (search_rate, search_slot_rate): over calibrate_cost's apart and contact lattices of "
+        f"{s['particles']:.0f} particles, {s['apart_over_forces']:.3g} and {s['contact_over_forces']:.3g} x the "
+        f"contact-force kernel (medians of {s['turns']} turns), times its {t * 1e3:.3g} ms above.")
+
+
 def probe_node(n, containers):
     """One probed node: its bus, per-core figures and containers [(host id, cores, name, the
     containers whose cores it shares)]."""
@@ -685,6 +715,7 @@ def probe_node(n, containers):
     part = n.get("partition_rate")  # absent (or null: one core, no mpirun) in a probe.json of before it
     binning = binning_rate(n)
     permute = permute_bw(n)
+    search, search_doc = search_rates(n)
     doc = [f"node {n['name']}: {n.get('cpu_model', '?')}, {cores} cores; MEASURED by demsim probe:",
            f"memory bus {bw / 1e9:.3g} GB/s (the higher of the triad's bus traffic and kick-drift's streams, all cores"
            f" at once); one core {core_bw / 1e9:.3g} GB/s"
@@ -707,13 +738,14 @@ def probe_node(n, containers):
            (f"the store's permutation {permute / 1e9:.3g} GB/s of moved rows per core (permute_bw: calibrate_cost's "
             "permute row of the contact lattice, every core at once)." if permute else
             "permutation: not in this probe (charged by sim/cost.c's counts at the core's rate)."),
+           search_doc,
            "loaded_latency: ESTIMATE (the published Intel MLC curve of openstack.xml; not probed);",
            f"launch_latency {CPU_LAUNCH_LATENCY:g} s: ESTIMATE."] + STORAGE_DOC + FIRST_TOUCH_DOC
     cs = []
     for host, ncores, cname, shares in containers:
         props = container_props(cname, n["name"], "probed", core_bw, latency=CPU_LAUNCH_LATENCY,
                                 llc=llc * ncores / cores, gather=n["gather_1core_Bps"], divider=divider, lanes=lanes,
-                                partition=part, binning=binning, permute=permute)
+                                partition=part, binning=binning, permute=permute, search=search)
         if shares:
             props.append(("shares_cores_with", ",".join(shares)))
         cs.append(dict(host=host, cores=ncores, props=props))

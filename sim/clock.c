@@ -4,7 +4,9 @@
  *   kernel on a CPU container : compute on the container's cores (its divisions and square
  *                               roots at the divider's rate, the kernel launch latency added to
  *                               it), then its cache-line traffic (sim/cost.c) on the
- *                               node's memory bus, one flow per core (sim/membus.c)
+ *                               node's memory bus, one flow per core (sim/membus.c); the
+ *                               contact search at the host's measured search_rate and
+ *                               search_slot_rate when the platform gives them
  *   kernel on a GPU container : launch latency + device roofline (sim/gpu.c)
  *   host-side work            : the same on one core (a partition at the host's measured
  *                               partition_rate, binning at its binning_rate, the store's
@@ -138,6 +140,19 @@ static int first_touch(const sim_host_t *h, double fresh)
   return fresh > 0.0 && h->first_touch_bw > 0.0 ? pass(fresh / h->first_touch_bw) : 0;
 }
 
+/* the contact search on a CPU whose search was measured (search_rate, search_slot_rate): one core's
+ * time for its particles and slots at those rates, times the modelled code's cost; of it, the
+ * counted traffic's time on an idle bus is charged as traffic (so that a loaded bus still slows
+ * it), the rest as compute */
+static int search_measured(const sim_host_t *h, const dem_work_t *w, const sim_cost_t *c)
+{
+  double t = code_cost * (w->particles / h->search_rate + w->pairs / h->search_slot_rate);
+  double traffic = cpu_traffic(h, c), compute = t - traffic / h->core_bw;
+  double launch = h->launch_latency * h->cores * h->core_flops;
+  return sim_membus_run(h, (compute > 0.0 ? compute : 0.0) * h->core_flops + launch, h->cores, traffic, h->core_bw,
+                        sim_cost_streaming(c));
+}
+
 int dem_clock_charge(const dem_work_t *w)
 {
   if (!ready && dem_clock_init(NULL, 0)) return -1;
@@ -149,6 +164,7 @@ int dem_clock_charge(const dem_work_t *w)
     if (w->measured && local_flops > 0.0) return charge_measured(h, w->measured_s * code_cost);
     if (code_cost != 1.0) sim_cost_scale(&c, code_cost);
     if (h->device == SIM_DEVICE_GPU) return pass(sim_gpu_kernel_time(h, &c));
+    if (w->kind == DEM_WORK_SEARCH && h->search_rate > 0.0) return search_measured(h, w, &c);
     /* the launch latency is charged as compute: with overlap, traffic longer than both hides it */
     double launch = h->launch_latency * h->cores * h->core_flops;
     return sim_membus_run(h, cpu_flops(h, &c) + launch, h->cores, cpu_traffic(h, &c), h->core_bw, sim_cost_streaming(&c));

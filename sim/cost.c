@@ -29,6 +29,8 @@
  * buckets hold those cells' particles and few others (solver/dem/grid.h). Counted by
  * validation/calibrate_cost on the benchmark lattices: 24.4 candidates per particle at 8,000,
  * 25.7 at 64,000, 26.1 at 216,000, 26.3 at 512,000 (before the rows, a hashed table: 36-38).
+ * A platform that measured its search (search_rate, search_slot_rate: sim/host.h) is charged
+ * those rates instead of these counts' compute (sim/clock.c).
  *
  * Scalar code: the search (a work-item per particle, a branch per candidate), the host's binning
  * and the external forces are written one particle at a time, not in lanes of eight like the

@@ -133,6 +133,10 @@ int sim_host_read(sim_host_t *h, const char *name, char *err, size_t errlen)
     return -1;
   if (sg_host_get_property_value(host, "permute_bw") && number_prop(host, "permute_bw", 0, &h->permute_bw, err, errlen))
     return -1;
+  if ((sg_host_get_property_value(host, "search_rate") || sg_host_get_property_value(host, "search_slot_rate")) &&
+      (number_prop(host, "search_rate", 0, &h->search_rate, err, errlen) ||
+       number_prop(host, "search_slot_rate", 0, &h->search_slot_rate, err, errlen)))
+    return -1;
   h->cpu_share = 1.0;
   if (sg_host_get_property_value(host, "cpu_share") && number_prop(host, "cpu_share", 0, &h->cpu_share, err, errlen))
     return -1;

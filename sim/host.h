@@ -30,6 +30,12 @@
  *                     store moves on one core (solver/dem/particles.c dem_particles_permute: the
  *                     ghost registration's border last), measured on this host (demsim probe:
  *                     calibrate_cost's permute row); optional: without it sim/cost.c's counts
+ *   search_rate (1/s), search_slot_rate (1/s)  the contact search (kernels/search.cl) on one core:
+ *                     particles per second, each with the candidates around it examined and none
+ *                     kept, and slots per second, each neighbour written beyond that; measured on
+ *                     this host (demsim probe: calibrate_cost's search rows of the apart and contact
+ *                     lattices against its contact-force kernel's, make_platforms.py); optional,
+ *                     both or neither: without them the search is charged by sim/cost.c's counts
  *   simd_lanes         how many times longer scalar code takes than code in lanes for the same
  *                     flops, at most the FP64 lanes of the core's vector datapath (4 on a 256-bit
  *                     one): the core's rate is that of code in lanes, scalar code runs at
@@ -97,6 +103,8 @@ typedef struct sim_host {
   double partition_rate;  /* particle-levels/s of a Zoltan RCB call on one core; 0 when the platform has none */
   double binning_rate;    /* particles/s of the host's cell binning on one core; 0 when the platform has none */
   double permute_bw;      /* B/s of rows moved by the store's permutation on one core; 0 when the platform has none */
+  double search_rate;     /* particles/s of the contact search on one core; 0 when the platform has none */
+  double search_slot_rate; /* slots/s it writes beyond that; 0 when the platform has none */
   double simd_lanes;      /* FP64 lanes of a core's vector datapath; 1 when the platform gives none */
 } sim_host_t;
 

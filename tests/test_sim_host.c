@@ -278,6 +278,26 @@ static void test_permute(void)
   SIM_ASSERT_CLOSE(sim_test_charge(&w), 3e-4, 1e-9);
 }
 
+/* The contact search on c-2, whose search was measured (search_rate 1e6 particles/s,
+ * search_slot_rate 1e7 slots/s, 2 cores): 1e5 particles and 2e5 slots take one core
+ * 1e5 / 1e6 + 2e5 / 1e7 = 0.12 s, 0.06 s on the two, whatever sim/cost.c counts. Of it, the
+ * counted traffic's time runs on the bus, the rest as compute: on an idle bus their sum. A code
+ * of twice demsim's cost (device.code_cost) takes twice as long. */
+static void test_search_rate(void)
+{
+  sim_host_t h = sim_test_self();
+  CU_ASSERT_DOUBLE_EQUAL_FATAL(h.search_rate, 1e6, 1e-6);
+  CU_ASSERT_DOUBLE_EQUAL_FATAL(h.search_slot_rate, 1e7, 1e-6);
+  dem_work_t w = {.kind = DEM_WORK_SEARCH, .particles = 1e5, .pairs = 2e5, .reach = 1e5};
+  sim_cost_t c;
+  CU_ASSERT_EQUAL_FATAL(sim_cost_of(&w, &c), 0);
+  CU_ASSERT(sim_cost_cpu_traffic(&c, h.cache_line, h.llc_bytes, h.core_bw / h.core_gather_bw) / h.core_bw > 1e-3);
+  SIM_ASSERT_CLOSE(sim_test_charge(&w), 0.06, 1e-9);
+  dem_clock_set_code_cost(2.0);
+  SIM_ASSERT_CLOSE(sim_test_charge(&w), 0.12, 1e-9);
+  dem_clock_set_code_cost(1.0);
+}
+
 /* device.code_cost: a code that costs f times demsim's kernels. sim_cost_scale multiplies the
  * operations and their traffic and keeps the reuse windows; charged, N particles of the
  * integrator (streaming, no gathers, so no window) at f = 2 take exactly what 2N take at f = 1
@@ -319,6 +339,7 @@ static CU_TestInfo tests[] = {
   {"the ghost registration's passes are scalar host work", test_scan},
   {"binning is charged at the container's measured binning_rate", test_binning_rate},
   {"the store's permutation: gathered reads over the store, or the measured permute_bw", test_permute},
+  {"the contact search at the container's measured search_rate and search_slot_rate", test_search_rate},
   {"device.code_cost: another code's kernels at f times demsim's", test_code_cost},
   CU_TEST_INFO_NULL};
 static CU_SuiteInfo suites[] = {{"sim_host", NULL, NULL, NULL, NULL, tests}, CU_SUITE_INFO_NULL};

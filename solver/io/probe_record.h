@@ -24,6 +24,12 @@ typedef struct dem_probe_contact {
    * row: the bytes of the rows it moves, its median on one core and the mean of the cores' medians
    * at once, s */
   double permute_bytes, permute_median_s, permute_all_median_s;
+  /* the contact search (dem_search) on one core over calibrate_cost's apart and contact lattices of
+   * the same particles, in turns with the contact-force kernel (calibrate_cost --search-turns): each
+   * packing's slots written, and the median over the turns of each search's time over the kernel's
+   * in the same turn (a change of the host's rate for a while changes a turn's three alike) */
+  double search_particles, search_apart_slots, search_contact_slots, search_apart_ratio, search_contact_ratio;
+  int search_runs; /* turns; 0: not measured */
 } dem_probe_contact_t;
 
 /* What the leader of a node measured. A figure not measured is NAN (null in the JSON). */

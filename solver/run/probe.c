@@ -469,6 +469,44 @@ static int measure_contact_kernel(const probe_ctx_t *c, dem_probe_node_t *nd)
   return 0;
 }
 
+#define SEARCH_TURNS 15 /* turns of the search apart, in contact and the contact-force kernel */
+
+/* The contact search on the first core over the apart lattice (nearly every candidate rejected)
+ * and the contact lattice (each particle's neighbours written to its slots), in turns with the
+ * contact-force kernel the core's rate comes from (calibrate_cost --search-turns): what a
+ * particle's candidates and a written slot take against that kernel (make_platforms.py:
+ * search_rate, search_slot_rate). Not measured where calibrate_cost is not built. */
+static int measure_search(const probe_ctx_t *c, dem_probe_node_t *nd)
+{
+  if (access(c->calibrate, X_OK)) return 0;
+  char out[PROBE_PATH + 32], turns[16], line[1024];
+  snprintf(out, sizeof out, "%s/calibrate-search.txt", c->dir);
+  snprintf(turns, sizeof turns, "%d", SEARCH_TURNS);
+  char *args[] = {(char *)c->calibrate, "--search-turns", "1", "--sizes", "60", "--reps", turns, NULL};
+  if (wait_child(spawn(args, 1, c->cpus, 1, out, 0), "calibrate_cost (search turns)")) return -1;
+  dem_probe_contact_t *k = &nd->contact;
+  double best[3];
+  FILE *f = fopen(out, "r");
+  int found = 0;
+  while (f && !found && fgets(line, sizeof line, f))
+    found = sscanf(line, "search-turns %lf particles, slots apart %lf contact %lf | best us: search apart %lf, "
+                   "search contact %lf, forces_all contact %lf | over forces_all, median of %d turns: apart %lf "
+                   "contact %lf", &k->search_particles, &k->search_apart_slots, &k->search_contact_slots, &best[0],
+                   &best[1], &best[2], &k->search_runs, &k->search_apart_ratio, &k->search_contact_ratio) == 9;
+  if (f) fclose(f);
+  if (!found) {
+    fprintf(stderr, "demsim: probe: %s: no search-turns line\n", out);
+    k->search_runs = 0;
+    return -1;
+  }
+  add_command(nd, "POCL_MAX_PTHREAD_COUNT=1 %s --search-turns 1 --sizes 60 --reps %d (core %d)", c->calibrate,
+              SEARCH_TURNS, c->cpus[0]);
+  progress(c, "contact search, 1 core, median of %d turns: apart %.3g and contact %.3g x the contact-force kernel "
+           "(best %.3g, %.3g and %.3g ms)", k->search_runs, k->search_apart_ratio, k->search_contact_ratio,
+           best[0] * 1e-3, best[1] * 1e-3, best[2] * 1e-3);
+  return 0;
+}
+
 /* ---- Zoltan ------------------------------------------------------------------------------------ */
 
 #define PARTITION_STEPS 20 /* a run of the partition measurement: a repartition every 4 steps, 4 timed calls */
@@ -616,6 +654,8 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
       nd->contact.divsqrt = nd->contact.reference_over_kernel = nd->contact.all_median_s = NAN;
   nd->contact.binning_particles = nd->contact.binning_median_s = nd->contact.binning_all_median_s = NAN;
   nd->contact.permute_bytes = nd->contact.permute_median_s = nd->contact.permute_all_median_s = NAN;
+  nd->contact.search_particles = nd->contact.search_apart_slots = nd->contact.search_contact_slots = NAN;
+  nd->contact.search_apart_ratio = nd->contact.search_contact_ratio = NAN;
   if (dem_files_make_dirs(c->dir)) {
     fprintf(stderr, "demsim: probe: cannot create %s: %s\n", c->dir, strerror(errno));
     *rc = -1;
@@ -626,7 +666,8 @@ static char *measure_node(const probe_ctx_t *c, int *rc)
     *rc = -1;
   } else if (measure_memory(c, nd))
     *rc = -1;
-  if (!c->opt->no_kernels && (measure_contact_kernel(c, nd) | measure_kernels(c, nd) | measure_partition(c, nd)))
+  if (!c->opt->no_kernels && (measure_contact_kernel(c, nd) | measure_search(c, nd) | measure_kernels(c, nd) |
+                                 measure_partition(c, nd)))
     *rc = -1;
   char *text = dem_summary_probe_node(nd);
   free(nd);

@@ -27,7 +27,8 @@ the MPI stack measured on the instant platform (0 to 1 ms) and in platform-stack
 and with `--hostmap scenarios/emulated/hostmap-pair.cfg --cpu-share c1=0.5,0.01` (this machine probed,
 c1 at half a core per 10 ms, the core rate sampled before the round): computing and total time
 compared, the sample and c1's cpu_share and cpu_period in the platform, the quota's efficiency
-sampled on c1's core (in the platform and the report, its cgroup removed), the emulated run's report of
+sampled on c1's core (in the platform and the report, its cgroup removed), the contact search sampled
+against the force kernel (the platform's search_rate and search_slot_rate), the emulated run's report of
 c1's throttled periods (some of them, none for c0), and the emulator's dry run writing that quota
 (10000 and 5000 us) for c1's cgroup.
 routes also runs `demsim exec` in the SMPI build (when there) on the same two containers: the
@@ -278,6 +279,15 @@ def check_compare_emulated_probed(a, failures):
             or "cpu_quota_efficiency" not in text or glob.glob("/sys/fs/cgroup/cpu/demsim-quota-sample-*"):
         failures.append(f"compare_real --emulate --hostmap: quota samples {q}, platform's efficiency "
                         f"{eff and eff.group(1)}, left {glob.glob('/sys/fs/cgroup/cpu/demsim-quota-sample-*')}")
+    # the contact search against the force kernel: one sample before the round, merged with the
+    # probe's own into the platform's search rates and the report's line
+    spath = os.path.join(out, "search-samples.jsonl")
+    ss = [json.loads(ln) for ln in open(spath)] if os.path.isfile(spath) else []
+    if len(ss) != 1 or not 0 < ss[0]["apart_over_forces"] < ss[0]["contact_over_forces"] \
+            or '<prop id="search_rate"' not in plat or '<prop id="search_slot_rate"' not in plat \
+            or "Contact search:" not in text:
+        rates = re.findall(r'id="search_[a-z_]*rate" value="[^"]*"', plat)
+        failures.append(f"compare_real --emulate --hostmap: search samples {ss}, platform's search rates {rates}")
     # the emulator gives c1 the platform's quota: 5 ms of every 10 ms (cgroup v1 takes microseconds)
     p = subprocess.run([a.demsim, "run", os.path.join(SOURCE, "scenarios", "emulated", "network-pair.cfg"), "--emulate",
                         "--dry-run", "--set", f"platform.file={os.path.join(out, 'platform.xml')}", "--set",

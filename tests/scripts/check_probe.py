@@ -11,7 +11,9 @@
    counts, the C reference's ratio) and on every core at once, Zoltan's rate (two ranks, where the
    machine has two cores), at least one OpenCL device, and a date that parses; its platform.xml
    takes the core rate from that kernel, the partition_rate from those runs and the binning_rate
-   and permute_bw from the kernel run's binning and permute rows.
+   and permute_bw from the kernel run's binning and permute rows; the contact search over the
+   apart and the contact lattice in turns with the kernel (search_1core), and the platform's
+   search_rate and search_slot_rate from it.
 3. `demsim probe --quick --no-kernels --hosts localhost,localhost --out DIR/pair`: one node
    holding ranks 0 and 1, one pair on the same node, with a positive latency and a bandwidth
    above 1e8 B/s, and no Zoltan rate.
@@ -118,6 +120,14 @@ def main():
             # the last of each 50 moves, 300-500 B a row (the slots' width), 1 ms-10 s
             check(200000 * 300 < (k.get("permute_bytes") or 0) < 216000 * 500
                   and 1e-3 < (k.get("permute_median_s") or 0) < 10, f"the store's permutation on 1 core: {k}")
+            # the search over the apart and the contact lattice in turns with the force kernel: about one
+            # slot in 20 particles apart (wall slots), about six a particle in contact; each search takes
+            # 0.1-10 x the force kernel (calibrate_cost --search-turns)
+            s = n.get("search_1core") or {}
+            check(s.get("particles") == 216000 and s.get("turns") == 15
+                  and 0 < (s.get("apart_slots") or -1) < 216000 * 0.1 < 216000 * 5 < (s.get("contact_slots") or 0)
+                  and 0.1 < (s.get("apart_over_forces") or 0) < (s.get("contact_over_forces") or 0) < 10,
+                  f"the contact search apart and in contact: {s}")
             if n.get("cores", 1) > 1:
                 check(k.get("all_cores") == n.get("cores") and 0 < k.get("all_cores_median_s", 0) < 10,
                       f"contact-force kernel on every core at once: {k}")
@@ -134,6 +144,8 @@ def main():
         if os.path.isfile(xml):
             check('<prop id="binning_rate"' in open(xml).read(), "the probe's platform has no binning_rate")
             check('<prop id="permute_bw"' in open(xml).read(), "the probe's platform has no permute_bw")
+            check('<prop id="search_rate"' in open(xml).read() and '<prop id="search_slot_rate"' in open(xml).read(),
+                  "the probe's platform has no search_rate and search_slot_rate")
 
     d = load(a.demsim, os.path.join(a.out, "pair"), ["--quick", "--no-kernels", "--hosts", "localhost,localhost"])
     if d:

@@ -1,7 +1,8 @@
 /* calibrate_cost: a check of the kernel cost model (sim/cost.c) against the real kernels.
  *
  *   calibrate_cost [--platform FILE] [--host NAME] [--sizes 10,20,40] [--reps 10]
- *                  [--packings apart,listed,contact] [--check FACTOR]
+ *                  [--packings apart,listed,contact] [--check FACTOR] [--reference 1]
+ *   calibrate_cost --search-turns 1 [--sizes 60] [--reps 15]
  *
  * Runs every kernel of a step on this machine's OpenCL device (PoCL here) through the engine,
  * over simple cubic packings of s^3 particles (tests/physics_testing.h, the benchmark material):
@@ -60,6 +61,7 @@ typedef struct platform {
   double gather_bw;  /* B/s of missed lines, one core */
   double divider;    /* lanes/s of divisions and square roots, one core (0: the platform has none) */
   double lanes;      /* FP64 lanes of the core's vector datapath: scalar code's flops weigh that many */
+  double search_rate, search_slot_rate; /* the measured search's particles/s and slots/s, one core (0: none) */
 } platform_t;
 
 /* the element <host id="name" ...> ... </host> (or <host .../>) of an XML text: [*b, *e) */
@@ -178,6 +180,14 @@ static int platform_read(platform_t *pl, char *err, size_t errlen)
              lanes);
     return -1;
   }
+  char rate[64], slot_rate[64];
+  if (xml_prop(b, e, "search_rate", rate, sizeof rate) == 0 &&
+      (xml_prop(b, e, "search_slot_rate", slot_rate, sizeof slot_rate) != 0 || parse_rate(rate, &pl->search_rate) ||
+       parse_rate(slot_rate, &pl->search_slot_rate))) {
+    snprintf(err, errlen, "%s: host '%s': 'search_rate' needs 'search_slot_rate', both positive numbers", pl->file,
+             pl->host);
+    return -1;
+  }
   if (xml_host(xml, membus, &b, &e) != 0 || xml_attr(b, e, "speed", bus_speed, sizeof bus_speed) != 0 ||
       parse_rate(bus_speed, &pl->node_bw) != 0) {
     snprintf(err, errlen, "%s: membus host '%s' of '%s': missing, or no valid 'speed'", pl->file, membus, pl->host);
@@ -248,6 +258,7 @@ typedef struct run_opts {
   const packing_t *packings[3];
   int n_packings;
   int reference; /* --reference: time the C reference's pair pass too (reference_pair_pass) */
+  int turns;     /* --search-turns: only the searches against the force kernel, in turns (search_turns) */
 } run_opts_t;
 
 /* The particles the search kernel examines per owned particle, on average: everything in the
@@ -293,6 +304,8 @@ static int report_row(const platform_t *pl, const packing_t *pk, int k, const de
                                                    : min2(pl->cores * pl->core_bw, pl->node_bw));
   const int streaming = sim_cost_streaming(&c) && (!pass2 || sim_cost_streaming(&cw));
   double roof = combine(t_flop, t_mem, streaming), charged = predict(pl, &c) + (pass2 ? predict(pl, &cw) : 0.0);
+  if (k == T_SEARCH && pl->search_rate > 0.0) /* at the measured rates (sim/clock.c), on an idle bus */
+    charged = (w.particles / pl->search_rate + w.pairs / pl->search_slot_rate) / cores + pl->latency;
   double ratio = best / roof;
   int bad = o->check > 0.0 && (ratio > o->check || ratio < 1.0 / o->check);
   const int fused = k == T_FORCES_ALL;
@@ -523,38 +536,62 @@ static int compare_rows(const platform_t *pl, const packing_t *pk, double n, dou
 
 /* Times every kernel over one packing of s^3 particles; prints one line per kernel. Returns the
  * number of kernels outside the --check factor, or -1 on error. */
-static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run_opts_t *o)
+/* One lattice of s^3 particles at a packing, its grid and its OpenCL engine, warmed up (warm_up). */
+typedef struct bench {
+  dem_params_t prm;
+  dem_particles_t *p;
+  dem_grid_t *g;
+  dem_engine_t *e;
+  double slots, h; /* the search's slots; the cell edge */
+  dem_engine_work_t pw, ww;
+} bench_t;
+
+static void bench_close(bench_t *b)
+{
+  dem_engine_destroy(&b->e);
+  dem_grid_destroy(&b->g);
+  dem_particles_destroy(&b->p);
+}
+
+static int bench_open(bench_t *b, const packing_t *pk, int s)
 {
   const double spacing = 0.01; /* m; the counts do not depend on the scale */
-  dem_params_t prm = dem_test_params(1e-8, 0.005 * pk->ratio * spacing);
-  dem_particles_t *p = dem_test_lattice(&prm, s, s, s, spacing, pk->ratio * spacing, 0.0, 1e-3, 1e-1, 0, 7);
   char err[1024] = "";
-  dem_engine_t *e = NULL;
-  dem_grid_t *g = dem_grid_create();
+  *b = (bench_t){.prm = dem_test_params(1e-8, 0.005 * pk->ratio * spacing)};
+  b->p = dem_test_lattice(&b->prm, s, s, s, spacing, pk->ratio * spacing, 0.0, 1e-3, 1e-1, 0, 7);
+  b->g = dem_grid_create();
+  if (!b->p || !b->g || dem_params_derive(&b->prm, err, sizeof err) != 0) {
+    fprintf(stderr, "calibrate_cost: set-up of %d^3 particles: %s\n", s, err[0] ? err : "out of memory");
+    return -1;
+  }
+  dem_engine_opts_t eo = {.backend = DEM_BACKEND_OPENCL, .cl_platform = -1, .cl_device = -1, .cl_device_type = "any"};
+  b->e = dem_engine_create(&eo, &b->prm, b->p, err, sizeof err);
+  if (!b->e) {
+    fprintf(stderr, "calibrate_cost: OpenCL engine: %s\n", err);
+    return -1;
+  }
+  b->h = 2.0 * b->p->radius[0] + b->prm.skin;
+  return warm_up(b->e, &b->slots, &b->pw, &b->ww);
+}
+
+static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run_opts_t *o)
+{
+  bench_t b;
   double *t[T_COUNT] = {NULL}, *u[T_COUNT] = {NULL}; /* s: device time, process CPU time */
   int outside = -1;
-  if (!p || !g || dem_params_derive(&prm, err, sizeof err) != 0) {
-    fprintf(stderr, "calibrate_cost: set-up of %d^3 particles: %s\n", s, err[0] ? err : "out of memory");
-    goto done;
-  }
+  if (bench_open(&b, pk, s) != 0) goto done;
   for (int k = 0; k < T_COUNT; ++k)
     if (!(t[k] = calloc((size_t)o->reps, sizeof(double))) || !(u[k] = calloc((size_t)o->reps, sizeof(double))))
       goto done;
-  dem_engine_opts_t eo = {.backend = DEM_BACKEND_OPENCL, .cl_platform = -1, .cl_device = -1, .cl_device_type = "any"};
-  e = dem_engine_create(&eo, &prm, p, err, sizeof err);
-  if (!e) {
-    fprintf(stderr, "calibrate_cost: OpenCL engine: %s\n", err);
-    goto done;
-  }
-  double slots = 0.0, candidates = 0.0, h = 2.0 * p->radius[0] + prm.skin;
-  dem_engine_work_t pw, ww;
-  if (warm_up(e, &slots, &pw, &ww) != 0) goto done;
+  dem_engine_t *e = b.e;
+  dem_particles_t *p = b.p;
+  double candidates = 0.0;
   for (int r = 0; r < o->reps; ++r) {
-    if (time_round(e, g, p, &prm, h, r, t, u) != 0) goto done;
-    if (r == 0) candidates = search_candidates(g, p);
+    if (time_round(e, b.g, p, &b.prm, b.h, r, t, u) != 0) goto done;
+    if (r == 0) candidates = search_candidates(b.g, p);
   }
   const double n = (double)p->n;
-  outside = compare_rows(pl, pk, n, (double)(p->n + p->n_ghost), slots, pw, ww, t, u, o);
+  outside = compare_rows(pl, pk, n, (double)(p->n + p->n_ghost), b.slots, b.pw, b.ww, t, u, o);
   if (outside < 0) goto done;
   printf("%-7s %6.0f %-10s candidates examined per particle: %.1f (the model: %.0f)\n", pk->name, n,
          "search", candidates, SEARCH_CANDIDATES_MODEL);
@@ -570,17 +607,59 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
     outside = -1;
     goto done;
   }
-  if (o->reference && reference_pair_pass(e, p, &prm, g, pk, pw.pairs, o->reps) != 0)
+  if (o->reference && reference_pair_pass(e, p, &b.prm, b.g, pk, b.pw.pairs, o->reps) != 0)
     outside = -1;
 done:
   for (int k = 0; k < T_COUNT; ++k) {
     free(t[k]);
     free(u[k]);
   }
-  dem_engine_destroy(&e);
-  dem_grid_destroy(&g);
-  dem_particles_destroy(&p);
+  bench_close(&b);
   return outside;
+}
+
+/* The search's device time, s, or -1 */
+static double search_time(dem_engine_t *e)
+{
+  dem_engine_kernel_seconds(e);
+  return dem_engine_search(e) == 0 ? dem_engine_kernel_seconds(e) : -1.0;
+}
+
+/* --search-turns: the search over the apart lattice, the search over the contact lattice and the
+ * contact-force kernel (the pair pass, the wall pass and the external forces, as in forces_all)
+ * over the contact lattice, one after the other in each of reps turns. A host whose rate changes
+ * for a while changes all three of a turn alike, so the ratios of the two searches to the force
+ * kernel are taken per turn and their medians reported (as reference_pair_pass does): what a
+ * particle's candidates and a written slot cost against the kernel a probed platform's core rate
+ * comes from (demsim probe; platforms/make_platforms.py, search_rates). Returns 0, or -1. */
+static int search_turns(const packing_t *apart, const packing_t *contact, int s, int reps)
+{
+  bench_t a, c;
+  int rc = -1, opened = bench_open(&a, apart, s);
+  opened |= bench_open(&c, contact, s);
+  double *t = calloc((size_t)reps * 5, sizeof(double)); /* apart, contact, forces; the two ratios */
+  if (opened != 0 || !t) goto done;
+  for (int r = 0; r < reps; ++r) {
+    double ta = search_time(a.e), tc = search_time(c.e);
+    dem_engine_kernel_seconds(c.e);
+    if (ta < 0.0 || tc < 0.0 || dem_engine_forces(c.e) || dem_engine_boundaries(c.e) || dem_engine_external(c.e)) {
+      fprintf(stderr, "calibrate_cost: search turns: %s\n", dem_engine_error(ta < 0.0 ? a.e : c.e));
+      goto done;
+    }
+    double tf = dem_engine_kernel_seconds(c.e);
+    t[r] = ta, t[reps + r] = tc, t[2 * reps + r] = tf, t[3 * reps + r] = ta / tf, t[4 * reps + r] = tc / tf;
+  }
+  for (int k = 0; k < 5; ++k) qsort(t + k * reps, (size_t)reps, sizeof(double), cmp_double);
+  printf("search-turns %.0f particles, slots apart %.0f contact %.0f | best us: search apart %.1f, search contact "
+         "%.1f, forces_all contact %.1f | over forces_all, median of %d turns: apart %.4f contact %.4f\n",
+         (double)a.p->n, a.slots, c.slots, 1e6 * t[0], 1e6 * t[reps], 1e6 * t[2 * reps], reps,
+         t[3 * reps + reps / 2], t[4 * reps + reps / 2]);
+  rc = 0;
+done:
+  free(t);
+  bench_close(&a);
+  bench_close(&c);
+  return rc;
 }
 
 static int usage(const char *msg)
@@ -588,7 +667,9 @@ static int usage(const char *msg)
   fprintf(stderr,
           "calibrate_cost: %s\nusage: calibrate_cost [--platform FILE] [--host NAME] [--sizes 10,20,40] [--reps 10]\n"
           "                      [--packings apart,listed,contact] [--check FACTOR]\n"
-          "                      [--reference 1]  (also the C reference's pair pass: scalar over lanes)\n",
+          "                      [--reference 1]  (also the C reference's pair pass: scalar over lanes)\n"
+          "                      [--search-turns 1]  (only the search apart and in contact against the\n"
+          "                      contact-force kernel, in turns: a probed platform's search_rate)\n",
           msg);
   return 2;
 }
@@ -611,6 +692,9 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[a], "--reference") == 0) {
       o.reference = strcmp(v, "1") == 0;
       if (!o.reference && strcmp(v, "0") != 0) return usage("--reference: expected 0 or 1");
+    } else if (strcmp(argv[a], "--search-turns") == 0) {
+      o.turns = strcmp(v, "1") == 0;
+      if (!o.turns && strcmp(v, "0") != 0) return usage("--search-turns: expected 0 or 1");
     } else if (strcmp(argv[a], "--check") == 0) {
       o.check = strtod(v, NULL);
       if (!(o.check > 1.0)) return usage("--check: expected a factor > 1");
@@ -636,6 +720,11 @@ int main(int argc, char **argv)
   if (platform_read(&pl, err, sizeof err) != 0) {
     fprintf(stderr, "calibrate_cost: %s\n", err);
     return 2;
+  }
+  if (o.turns) {
+    for (int i = 0; i < o.n_sizes; ++i)
+      if (search_turns(&all[0], &all[2], o.sizes[i], o.reps) != 0) return 1;
+    return 0;
   }
   printf("# platform %s, host %s: %d cores of %.3g flop/s, core_bw %.3g B/s, node bandwidth %.3g B/s, "
          "launch latency %.3g s, cache line %.0f B, last-level cache %.3g B, divider %.3g lanes/s, "

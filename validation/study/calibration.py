@@ -6,10 +6,13 @@ samples and the probe's own as the node's all-cores time (make_platforms.probed_
 takes the rate from it). A shared host's speed moves over minutes; one probe before the runs
 catches one moment of it. Where a container has part of its cores' time (--cpu-share), the same
 kernel is also timed before each round on that container's core in a cgroup of its quota and free
-(quota_sample): their CPU times' ratio is the platform's cpu_quota_efficiency (sim/host.h)."""
+(quota_sample): their CPU times' ratio is the platform's cpu_quota_efficiency (sim/host.h). The
+contact search is timed against the same kernel before each round too (search_sample): the
+platform's search_rate and search_slot_rate."""
 import glob
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -56,6 +59,48 @@ def kernel_sample(native, out):
     with open(out, "a") as f:
         f.write(json.dumps(dict(medians_s=medians)) + "\n")
     return sum(medians) / len(medians)
+
+
+def search_sample(native, out):
+    """The contact search over calibrate_cost's apart and contact lattices in turns with the
+    contact-force kernel, one PoCL thread on this machine's first core (calibrate_cost
+    --search-turns, as demsim probe runs it: probe.json's search_1core), appended to `out` (JSON
+    lines): each search's median ratio to the kernel, which make_platforms.search_rates turns into
+    the platform's search_rate and search_slot_rate at the sampled core rate. Ratios of one turn,
+    so a host whose speed moves between the samples gives the same; None where it fails."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(native)), "validation", "calibrate_cost")
+    if not os.access(exe, os.X_OK):
+        return None
+    p = subprocess.run(["taskset", "-c", str(min(os.sched_getaffinity(0))), exe, "--search-turns", "1", "--sizes",
+                        "60", "--reps", "15"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       env=dict(os.environ, POCL_MAX_PTHREAD_COUNT="1"))
+    m = re.search(r"search-turns (\S+) particles, slots apart (\S+) contact (\S+) \|.*median of (\d+) turns: "
+                  r"apart (\S+) contact (\S+)", p.stdout)
+    if p.returncode or not m:
+        return None
+    d = dict(zip(("particles", "apart_slots", "contact_slots", "turns", "apart_over_forces", "contact_over_forces"),
+                 (float(x) for x in m.groups())))
+    with open(out, "a") as f:
+        f.write(json.dumps(d) + "\n")
+    return d
+
+
+def read_search(out):
+    """The search samples of a search_sample file ([] when none)."""
+    return [json.loads(l) for l in open(out)] if os.path.isfile(out) else []
+
+
+def merge_search(node, samples):
+    """The node's search_1core from the search samples and the probe's own: the median of each
+    ratio over them. True when changed."""
+    own = node.get("search_1core")
+    every = samples + ([own] if own else [])
+    if not samples:
+        return False
+    node["search_1core"] = dict(samples[0], turns=sum(int(d["turns"]) for d in every), samples=len(every),
+                                apart_over_forces=statistics.median(d["apart_over_forces"] for d in every),
+                                contact_over_forces=statistics.median(d["contact_over_forces"] for d in every))
+    return True
 
 
 def read_samples(out):
@@ -151,16 +196,18 @@ def probe_binning(k, probe_dir):
     return True
 
 
-def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=None, cpu_shares=None, quota=None):
+def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=None, cpu_shares=None, quota=None,
+                         search=()):
     """OUTDIR/platform.xml from the probe and the host map, its node's contact-force kernel time on
     all cores replaced by the median of the probe's and the samples (written as
     OUTDIR/probe-interleaved.json); the probe's own where there are none. A probe of before its
     binning figure takes it from its own calibrate_cost outputs (probe_binning); quota (read_quota)
-    gives the containers' quota efficiency. Returns (the probe file the platform came from, the
-    platform)."""
+    gives the containers' quota efficiency; search (read_search) the search's ratios to the kernel
+    (merge_search). Returns (the probe file the platform came from, the platform)."""
     pr = json.load(open(probe_json))
     k = (pr["nodes"][0].get("contact_kernel_1core") or {}) if len(pr["nodes"]) == 1 else {}
     changed = probe_binning(k, os.path.dirname(os.path.abspath(probe_json)))
+    changed |= len(pr["nodes"]) == 1 and merge_search(pr["nodes"][0], list(search))
     if samples and k.get("all_cores_median_s"):
         k["interleaved_s"] = samples
         k["all_cores_median_s"] = statistics.median(samples + [k["all_cores_median_s"]])
@@ -186,3 +233,15 @@ def rate_line(probe_json):
                 + ", ".join(f"{x * 1e3:.3g}" for x in k["interleaved_s"])
                 + f" ms -> {k['all_cores_median_s'] * 1e3:.3g} ms.")
     return "Core rate: from the probe's contact-force kernel (make_platforms.probed_flops_per_cycle)."
+
+
+def search_line(probe_json):
+    """What the platform's search rates were taken from ("" where it has none)."""
+    nodes = json.load(open(probe_json))["nodes"]
+    s = nodes[0].get("search_1core") if len(nodes) == 1 else None
+    if not s:
+        return ""
+    return (f"Contact search: {s['apart_over_forces']:.3g} (apart) and {s['contact_over_forces']:.3g} (contact) x the "
+            f"contact-force kernel, the median of {s.get('samples', 1)} measurement(s) of turns "
+            "(calibrate_cost --search-turns: search-samples.jsonl, the probe's), at the core rate's kernel time: the "
+            "platform's search_rate and search_slot_rate.")

@@ -82,6 +82,11 @@ def median_run(runs):
     return ordered[(len(ordered) - 1) // 2]
 
 
+def search_file(args):
+    """The search's samples beside the kernel's (calibration.search_sample)."""
+    return os.path.join(args.out, "search-samples.jsonl")
+
+
 def run_all(args, extra):
     """{policy: {"native": run, "native_all": [runs]}}; a run = {"summary", "wall", "dir"}, and the
     contact-force kernel's interleaved samples (s; empty where not measured). The policies' runs
@@ -91,14 +96,16 @@ def run_all(args, extra):
     moment only."""
     res = {pol: {"native_all": []} for pol in args.policies}
     samples_file = os.path.join(args.out, "kernel-samples.jsonl")
-    if os.path.exists(samples_file) and not args.resume:
-        os.remove(samples_file)
+    for f in (samples_file, search_file(args)):
+        if os.path.exists(f) and not args.resume:
+            os.remove(f)
     local = calibration.all_local(args.hostmap)
     for i in range(args.repeats):
         dirs = {pol: os.path.join(args.out, "native", f"{pol}-{i + 1}") for pol in args.policies}
         kept = args.resume and all(os.path.isfile(os.path.join(d, "summary.json")) for d in dirs.values())
         if local and not kept:
             calibration.kernel_sample(args.native, samples_file)
+            calibration.search_sample(args.native, search_file(args))
         for pol, d in dirs.items():
             wall = None
             if not kept:
@@ -200,7 +207,7 @@ def report(args, res, probe_json, platform_xml):
              f"Native runs: {args.repeats} per policy, interleaved (a round: each policy once), the median by total "
              f"time kept; SMPI: {args.sim_repeats} run(s) per policy (noise seeds 0-{args.sim_repeats - 1}: the "
              "scenario's noise, if it has one), the median by total time kept.",
-             calibration.rate_line(probe_json),
+             (calibration.rate_line(probe_json) + " " + calibration.search_line(probe_json)).rstrip(),
              "Total time: the time loop (summary.json's sim_time_s; set-up and the last output are outside it). "
              "Error = (predicted - measured) / measured; for lambda and the gain the difference is in points.", "",
              "| what | policy | measured | predicted | error |", "|---|---|---|---|---|"]
@@ -320,7 +327,8 @@ def main():
     args.load_before = " ".join(args.load_before)
     probe_json = probe(args, hosts)
     res, samples = run_all(args, extra)
-    probe_json, platform_xml = calibration.interleaved_platform(args.out, probe_json, args.hostmap, samples)
+    probe_json, platform_xml = calibration.interleaved_platform(args.out, probe_json, args.hostmap, samples,
+                                                                search=calibration.read_search(search_file(args)))
     run_smpi(args, res, platform_xml, extra)
     report(args, res, probe_json, platform_xml)
 

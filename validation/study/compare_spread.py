@@ -28,7 +28,7 @@ sys.path.insert(0, HERE)
 
 KEEP = ["COMPARE.md", "EMULATED.md", "compare_real.json", "compare_real.png", "emulated.png", "pingpong.json",
         "platform.xml", "probe-interleaved.json",
-        "kernel-samples.jsonl", "quota-samples.jsonl", "stack.json", "platform-stack.xml",
+        "kernel-samples.jsonl", "quota-samples.jsonl", "search-samples.jsonl", "stack.json", "platform-stack.xml",
         os.path.join("probe", "probe.json")]
 
 

@@ -122,7 +122,8 @@ def dem_runs(args, extra):
               "--repartition-every", str(max(1, args.steps // 5))] + extra
     samples = os.path.join(args.out, "kernel-samples.jsonl")
     quota = os.path.join(args.out, "quota-samples.jsonl")
-    for f in (samples, quota):
+    search = os.path.join(args.out, "search-samples.jsonl")
+    for f in (samples, quota, search):
         if getattr(args, "hostmap", None) and not args.resume and os.path.exists(f):
             os.remove(f)
     for i in range(args.repeats):
@@ -133,13 +134,15 @@ def dem_runs(args, extra):
                                                       for d in dirs.values()):
             calibration.kernel_sample(args.native, samples)
             calibration.quota_sample(args.native, args.hostmap, args.shares, quota)
+            calibration.search_sample(args.native, search)
         for (lat, pol, c), d in dirs.items():
             res[(lat, pol)]["native_all"][c].append(run_once(args, args.native, pol, d, [
                 "--emulate", "--set", f"problem.diameter_ratio={LATTICES[lat]}"] + common, c))
     if getattr(args, "hostmap", None):
         args.rate_probe, _ = calibration.interleaved_platform(args.out, args.probe_json, args.hostmap,
                                                               calibration.read_samples(samples), args.link, args.shares,
-                                                              calibration.read_quota(quota))
+                                                              calibration.read_quota(quota),
+                                                              calibration.read_search(search))
     common += ["--set", f"platform.file={smpi_platform(args, extra)}"]
     for (lat, pol), r in res.items():
         r["native"] = {c: sorted(runs, key=comm_per_step)[(args.repeats - 1) // 2]
@@ -507,7 +510,8 @@ def report(args, extra, rows, started, emu, smpi, split=()):
              f"it with the MPI stack measured on this emulated cloud, {args.stack_s * 1e6:.1f} us a message one way "
              "(platform-stack.xml, stack.json: validation/study/mpistack.py)."
              + shares_note(args, extra)
-             + (" " + calibration.rate_line(args.rate_probe) if getattr(args, "rate_probe", None) else "")
+             + ((" " + calibration.rate_line(args.rate_probe) + " " + calibration.search_line(args.rate_probe)).rstrip()
+                if getattr(args, "rate_probe", None) else "")
              + " Emulated with "
              "Open MPI's TCP transport as it comes (messages over 64 KiB by rendezvous)"
              + (f" and, interleaved with it, with its eager limit raised to {args.mpi_eager} B. " if args.mpi_eager else
