@@ -200,9 +200,7 @@ def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=No
                          search=()):
     """OUTDIR/platform.xml from the probe and the host map, its node's contact-force kernel time on
     all cores replaced by the median of the probe's and the samples (written as
-    OUTDIR/probe-interleaved.json), and its Zoltan rate (partition_rate, compute-bound as the kernel
-    is) changed in the same proportion, the host's speed over the runs against the probe's moment;
-    the probe's own where there are none. A probe of before its
+    OUTDIR/probe-interleaved.json); the probe's own where there are none. A probe of before its
     binning figure takes it from its own calibrate_cost outputs (probe_binning); quota (read_quota)
     gives the containers' quota efficiency; search (read_search) the search's ratios to the kernel
     (merge_search). Returns (the probe file the platform came from, the platform)."""
@@ -212,11 +210,7 @@ def interleaved_platform(outdir, probe_json, hostmap, samples, container_link=No
     changed |= len(pr["nodes"]) == 1 and merge_search(pr["nodes"][0], list(search))
     if samples and k.get("all_cores_median_s"):
         k["interleaved_s"] = samples
-        own, k["all_cores_median_s"] = k["all_cores_median_s"], statistics.median(samples + [k["all_cores_median_s"]])
-        node = pr["nodes"][0]
-        if node.get("partition_rate"):  # compute-bound like the kernel (sim/cost.c, RCB_*): at the same change
-            node["partition_rate_probe"] = node["partition_rate"]
-            node["partition_rate"] *= own / k["all_cores_median_s"]
+        k["all_cores_median_s"] = statistics.median(samples + [k["all_cores_median_s"]])
         changed = True
     if changed:
         probe_json = os.path.join(outdir, "probe-interleaved.json")
@@ -237,10 +231,7 @@ def rate_line(probe_json):
         return ("Core rate: the contact-force kernel on every core at once, the median of the probe's "
                 f"and {len(k['interleaved_s'])} samples taken before each round of runs: "
                 + ", ".join(f"{x * 1e3:.3g}" for x in k["interleaved_s"])
-                + f" ms -> {k['all_cores_median_s'] * 1e3:.3g} ms"
-                + (f"; Zoltan's rate in the same proportion: {nodes[0]['partition_rate_probe'] / 1e6:.3g} M "
-                   f"particle-levels/s probed -> {nodes[0]['partition_rate'] / 1e6:.3g} M."
-                   if nodes[0].get("partition_rate_probe") else "."))
+                + f" ms -> {k['all_cores_median_s'] * 1e3:.3g} ms.")
     return "Core rate: from the probe's contact-force kernel (make_platforms.probed_flops_per_cycle)."
 
 
