@@ -29,7 +29,7 @@ typedef struct dem_probe_contact {
    * packing's slots written, and the median over the turns of each search's time over the kernel's
    * in the same turn (a change of the host's rate for a while changes a turn's three alike) */
   double search_particles, search_apart_slots, search_contact_slots, search_apart_ratio, search_contact_ratio;
-  int search_runs; /* turns; 0: not measured */
+  int search_turns; /* how many turns; 0: not measured */
 } dem_probe_contact_t;
 
 /* What the leader of a node measured. A figure not measured is NAN (null in the JSON). */

@@ -324,7 +324,7 @@ char *dem_summary_probe_node(const dem_probe_node_t *nd)
                                  real_or_null(nd->contact.permute_median_s), "permute_all_cores_median_s",
                                  real_or_null(nd->contact.permute_all_median_s)));
   json_object_set_new(o, "search_1core",
-                      nd->contact.search_runs < 1
+                      nd->contact.search_turns < 1
                           ? json_null()
                           : pack("{s:o, s:o, s:o, s:o, s:o, s:I}", "particles",
                                  count_or_null(nd->contact.search_particles), "apart_slots",
@@ -332,7 +332,7 @@ char *dem_summary_probe_node(const dem_probe_node_t *nd)
                                  count_or_null(nd->contact.search_contact_slots), "apart_over_forces",
                                  real_or_null(nd->contact.search_apart_ratio), "contact_over_forces",
                                  real_or_null(nd->contact.search_contact_ratio), "turns",
-                                 (json_int_t)nd->contact.search_runs));
+                                 (json_int_t)nd->contact.search_turns));
   json_object_set_new(o, "opencl_devices", probe_cl_devices(nd));
   json_t *c = json_array();
   for (int i = 0; i < nd->n_commands; i++) json_array_append_new(c, json_string(nd->commands[i]));

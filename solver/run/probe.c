@@ -492,17 +492,17 @@ static int measure_search(const probe_ctx_t *c, dem_probe_node_t *nd)
     found = sscanf(line, "search-turns %lf particles, slots apart %lf contact %lf | best us: search apart %lf, "
                    "search contact %lf, forces_all contact %lf | over forces_all, median of %d turns: apart %lf "
                    "contact %lf", &k->search_particles, &k->search_apart_slots, &k->search_contact_slots, &best[0],
-                   &best[1], &best[2], &k->search_runs, &k->search_apart_ratio, &k->search_contact_ratio) == 9;
+                   &best[1], &best[2], &k->search_turns, &k->search_apart_ratio, &k->search_contact_ratio) == 9;
   if (f) fclose(f);
   if (!found) {
     fprintf(stderr, "demsim: probe: %s: no search-turns line\n", out);
-    k->search_runs = 0;
+    k->search_turns = 0;
     return -1;
   }
   add_command(nd, "POCL_MAX_PTHREAD_COUNT=1 %s --search-turns 1 --sizes 60 --reps %d (core %d)", c->calibrate,
               SEARCH_TURNS, c->cpus[0]);
   progress(c, "contact search, 1 core, median of %d turns: apart %.3g and contact %.3g x the contact-force kernel "
-           "(best %.3g, %.3g and %.3g ms)", k->search_runs, k->search_apart_ratio, k->search_contact_ratio,
+           "(best %.3g, %.3g and %.3g ms)", k->search_turns, k->search_apart_ratio, k->search_contact_ratio,
            best[0] * 1e-3, best[1] * 1e-3, best[2] * 1e-3);
   return 0;
 }
