@@ -33,12 +33,14 @@
 #include "noise.h"
 #include "noise_sg.h"
 #include "quota.h"
+#include "route.h"
 #include "stress.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -49,24 +51,28 @@ static double local_flops; /* > 0: device.cost = "measured", flop/s of this mach
 static char where[256] = "simulated host (dem_clock_init not called)";
 
 /* The quota's schedule of this rank's container: the first tick half a tick into the first
- * period, or, with the noise model, at a point of the tick drawn from the run's seed and the
- * host's name (the kernel's ticks and the quota's period timer start independently, so a run
- * meets them in any phase) */
+ * period, the run starting with a period, or, with the noise model, both drawn from the run's seed
+ * and the host's name: where the first tick falls in the tick, and where the run starts in the
+ * quota's period (the kernel's ticks, the quota's period timer and the run start independently,
+ * so a run meets them in any phase) */
 static void schedule(int seeded, long seed)
 {
   sim_quota_free(&quota);
   self.quota = NULL;
   if (!sim_membus_quota(&self)) return;
-  double u = 0.5;
+  double u = 0.5, v = 0.0;
   if (seeded) {
     char name[sizeof self.name + 8];
     snprintf(name, sizeof name, "tick:%s", self.name);
     sim_rng_t r;
     sim_rng_seed(&r, (uint64_t)seed, name);
     u = sim_rng_uniform(&r);
+    v = sim_rng_uniform(&r);
   }
-  if (sim_quota_init(&quota, self.cpu_share, self.cpu_period, self.cpu_tick, u * self.cpu_tick) == 0)
+  if (sim_quota_init(&quota, self.cpu_share, self.cpu_period, self.cpu_tick, u * self.cpu_tick) == 0) {
+    sim_quota_shift(&quota, v * self.cpu_period);
     self.quota = &quota;
+  }
 }
 
 int dem_clock_init(char *err, unsigned long errlen)
@@ -198,17 +204,35 @@ int dem_clock_charge(const dem_work_t *w)
 #ifdef clock_gettime
 #undef clock_gettime
 #endif
+/* the transfers of the wait in progress (dem_clock_moved): each direction's seconds on its routes'
+ * narrowest links */
+static double moved_out, moved_in;
+
+void dem_clock_moved(const char *peer, double bytes, int sending)
+{
+  if (!ready || !peer || !(bytes > 0.0)) return;
+  sg_host_t h = sg_host_by_name(peer);
+  if (!h || h == sg_host_self()) return;
+  double bw = 0.0, lat = 0.0;
+  sim_route_figures(sg_host_self(), h, &bw, &lat);
+  if (!(bw > 0.0)) return;
+  *(sending ? &moved_out : &moved_in) += bytes / bw;
+}
+
 void dem_clock_blocked(double seconds)
 {
+  double wire = fmax(moved_out, moved_in);
+  moved_out = moved_in = 0.0;
   if (!(seconds > 0.0) || !ready) return;
   /* the wait's progress needs the container running: a stress neighbour's share stretches it; a
-   * quota lets it run only in its duty cycle, from when the wait began */
+   * quota lets it run only in its duty cycle, from when the wait began, but for the transfers'
+   * time on the wire, which goes on while it is throttled */
   double s = sim_membus_rate(&self), now = simgrid_get_clock();
   if (!self.quota) {
     if (s < 1.0) sg_actor_sleep_for(seconds * (1.0 / s - 1.0));
     return;
   }
-  double end = sim_quota_end(self.quota, now - seconds, seconds / s);
+  double end = sim_quota_end(self.quota, now - seconds, fmax(seconds - wire, 0.0) / s);
   if (end > now) sg_actor_sleep_until(end);
 }
 

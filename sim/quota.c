@@ -97,7 +97,7 @@ double sim_quota_on(sim_quota_t *q, size_t k)
   return q->on[k];
 }
 
-double sim_quota_ran(sim_quota_t *q, double t)
+static double ran_at(sim_quota_t *q, double t)
 {
   size_t k = period_of(q, t);
   if (!(q->tick > 0.0) || know(q, k)) return flat_ran(t, q->share, q->period);
@@ -106,11 +106,11 @@ double sim_quota_ran(sim_quota_t *q, double t)
   return q->before[k] + (into < q->on[k] ? into : q->on[k]);
 }
 
-double sim_quota_end(sim_quota_t *q, double start, double need)
+static double end_at(sim_quota_t *q, double start, double need)
 {
   if (!(q->tick > 0.0)) return flat_end(start, need, q->share, q->period);
   if (!(need > 0.0)) return start;
-  double target = sim_quota_ran(q, start) + need;
+  double target = ran_at(q, start) + need;
   for (size_t k = period_of(q, start);; k++) {
     if (know(q, k)) return flat_end(start, need, q->share, q->period);
     if (q->before[k] + q->on[k] >= target) {
@@ -120,7 +120,7 @@ double sim_quota_end(sim_quota_t *q, double start, double need)
   }
 }
 
-double sim_quota_seen(sim_quota_t *q, double t)
+static double seen_at(sim_quota_t *q, double t)
 {
   if (!(q->tick > 0.0)) return flat_seen(t, q->share, q->period);
   size_t k = period_of(q, t);
@@ -131,4 +131,26 @@ double sim_quota_seen(sim_quota_t *q, double t)
     if (know(q, k)) return flat_seen(t, q->share, q->period);
     if (q->on[k] > 0.0) return (double)k * q->period;
   }
+}
+
+/* --- the rank's time: the quota's shifted by the period timer's start (sim_quota_shift) ------- */
+
+void sim_quota_shift(sim_quota_t *q, double offset)
+{
+  q->offset = q->period > 0.0 ? fmod(fmod(offset, q->period) + q->period, q->period) : 0.0;
+}
+
+double sim_quota_ran(sim_quota_t *q, double t)
+{
+  return ran_at(q, t + q->offset) - ran_at(q, q->offset);
+}
+
+double sim_quota_end(sim_quota_t *q, double start, double need)
+{
+  return end_at(q, start + q->offset, need) - q->offset;
+}
+
+double sim_quota_seen(sim_quota_t *q, double t)
+{
+  return seen_at(q, t + q->offset) - q->offset;
 }

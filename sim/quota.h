@@ -3,7 +3,8 @@
  * and throttles it for the rest. A rank of Open MPI polls while it waits, so it is always
  * runnable: it spends its quota from the start of every period and stops until the next one. Its
  * time is then a schedule fixed in wall-clock time: it runs in [k P, k P + on_k) and not in
- * [k P + on_k, (k + 1) P), k = 0, 1, ... (simulated time 0 is the start of a period).
+ * [k P + on_k, (k + 1) P), k = 0, 1, ... (simulated time 0 is the start of a period, unless
+ * sim_quota_shift moves it into one).
  *
  * on_k: without a scheduler tick (cpu_tick 0), the quota itself, s P, every period alike. With the
  * host's tick T (platform property cpu_tick: 1/CONFIG_HZ), as the kernel does it
@@ -31,12 +32,18 @@ typedef struct sim_quota {
   double *on;           /* on[k]: seconds it runs from k P on */
   double *before;       /* before[k]: seconds of running in [0, k P) */
   double debt;          /* s of run-time owed to period n */
+  double offset;        /* s, in [0, period): the rank's time 0 is this far into period 0 */
 } sim_quota_t;
 
 /* A quota's schedule (tick 0: the quota's own duty cycle, without a tick). Returns 0, or -1 on
  * bad arguments. The periods are worked out as they are asked for. */
 int sim_quota_init(sim_quota_t *q, double share, double period, double tick, double phase);
 void sim_quota_free(sim_quota_t *q);
+
+/* The quota's period timer started `offset` seconds before the rank's time 0 (taken modulo the
+ * period; 0 after sim_quota_init): the times below are the rank's, the periods the timer's. The
+ * emulator sets the quota when it builds the cloud, and the run starts later, anywhere in a period. */
+void sim_quota_shift(sim_quota_t *q, double offset);
 
 /* Seconds of running in [0, t]. */
 double sim_quota_ran(sim_quota_t *q, double t);

@@ -14,6 +14,7 @@
  * period: its optional `cpu_period` (s, the quota's period; SIM_CFS_PERIOD when absent). A host
  * missing from the platform exits with 2. */
 #include "host.h"
+#include "route.h"
 
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
@@ -23,24 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xbt/dynar.h>
-
-/* The route from a to b: its narrowest link's bandwidth (B/s) and its links' summed latency (s). */
-static void route_figures(sg_host_t a, sg_host_t b, double *bandwidth, double *latency)
-{
-  xbt_dynar_t links = xbt_dynar_new(sizeof(sg_link_t), NULL);
-  sg_host_get_route(a, b, links);
-  double bw = -1, lat = 0;
-  unsigned int i;
-  sg_link_t link;
-  xbt_dynar_foreach (links, i, link) {
-    double lbw = sg_link_get_bandwidth(link);
-    if (bw < 0 || lbw < bw) bw = lbw;
-    lat += sg_link_get_latency(link);
-  }
-  xbt_dynar_free(&links);
-  *bandwidth = bw; /* -1: no link at all (a host to itself) */
-  *latency = lat;
-}
 
 static void print_cores(sg_host_t h)
 {
@@ -79,7 +62,7 @@ int main(int argc, char **argv)
     for (int j = 0; j < n; j++) {
       if (i == j) continue;
       double bw, lat;
-      route_figures(sg_host_by_name(names[i]), sg_host_by_name(names[j]), &bw, &lat);
+      sim_route_figures(sg_host_by_name(names[i]), sg_host_by_name(names[j]), &bw, &lat);
       printf("%s %s %.9g %.9g\n", names[i], names[j], bw, lat);
     }
   }

@@ -2,7 +2,8 @@
  * quota), two ranks on node h of platforms/test-sim.xml: h-whole (all of its core) and h-half
  * (cpu_share 0.5 per cpu_period 10 ms: it runs in the first 5 ms of every 10, sim/quota.h). Work
  * and blocking MPI waits on h-half end when it has run as long as they took on h-whole
- * (sim/membus.c, dem_clock_blocked in sim/clock.c), and the completion of any other blocking
+ * (sim/membus.c, dem_clock_blocked in sim/clock.c), less their transfers' time on the wire
+ * (dem_clock_moved), and the completion of any other blocking
  * call is seen in its next window (dem_clock_synced); the closed forms below count the periods.
  * The window arithmetic itself (sim_quota_end) against hand-counted cases. */
 #include "base/parallel.h"
@@ -12,6 +13,7 @@
 #include <simgrid/actor.h>
 
 #include "quota.h"
+#include "route.h"
 
 #include <math.h>
 
@@ -77,22 +79,80 @@ static void test_blocked_wait_in_windows(void)
 /* A two-way exchange of 16 MB from a period's start: h-whole waits for the wire only (about
  * 7 ms on the 2.5 GB/s veths); h-half's wait, as long in the simulation, then needs as long of
  * running: P + (d - ON). Within 3 %: the two start their waits a message latency apart. */
-static void test_exchange_in_windows(void)
+static char out_buf[16000000], in_buf[16000000];
+
+/* A two-way exchange of sizeof out_buf from a period's start: both[0] h-whole's time, both[1] h-half's. */
+static void exchange_from_period_start(double both[2])
 {
-  static char out[16000000], in[16000000];
   int me = dem_parallel_rank(), other = 1 - me;
   align(0.0);
   double t0 = dem_clock_now();
   dem_parallel_xchg_t *x = dem_parallel_xchg_create(2);
-  CU_ASSERT_EQUAL_FATAL(dem_parallel_xchg_recv(x, in, sizeof in, other, 7), 0);
-  CU_ASSERT_EQUAL_FATAL(dem_parallel_xchg_send(x, out, sizeof out, other, 7), 0);
+  CU_ASSERT_EQUAL_FATAL(dem_parallel_xchg_recv(x, in_buf, sizeof in_buf, other, 7), 0);
+  CU_ASSERT_EQUAL_FATAL(dem_parallel_xchg_send(x, out_buf, sizeof out_buf, other, 7), 0);
   dem_parallel_xchg_wait(x);
   dem_parallel_xchg_destroy(&x);
-  double t = dem_clock_now() - t0, mine[2] = {on_half() ? 0.0 : t, on_half() ? t : 0.0}, both[2];
+  double t = dem_clock_now() - t0, mine[2] = {on_half() ? 0.0 : t, on_half() ? t : 0.0};
   MPI_Allreduce(mine, both, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+}
+
+static void test_exchange_in_windows(void)
+{
+  double both[2];
+  exchange_from_period_start(both);
   if (!(both[0] > ON && both[0] < P)) printf("[%s] the exchange took %g s on h-whole\n", dem_clock_host(), both[0]);
   CU_ASSERT(both[0] > ON && both[0] < P);
   SIM_ASSERT_CLOSE(both[1], from_period_start(both[0]), 0.03);
+}
+
+/* The route h-half -> h-whole's narrowest link (B/s): what dem_clock_moved divides bytes by. */
+static double route_bandwidth(void)
+{
+  double bw = 0.0, lat = 0.0;
+  sim_route_figures(sg_host_by_name("h-half"), sg_host_by_name("h-whole"), &bw, &lat);
+  return bw;
+}
+
+/* dem_clock_moved: the transfers' time on the wire passes while h-half is throttled. A wait of
+ * 2 ms called 6 ms into a period (begun at 4 ms, 1 ms before the window closes) that moved 1 ms of
+ * bytes each way (the larger direction counts, not their sum) needs 1 ms of running: done at 5 ms,
+ * nothing held (5 ms without the transfers, test_blocked_wait_in_windows). 3 ms of bytes
+ * one way: nothing to run. The record is spent by the wait: the next one is held in full. */
+static void test_blocked_wait_with_transfers(void)
+{
+  double bw = route_bandwidth();
+  CU_ASSERT_FATAL(bw > 0.0);
+  static const double sent[3] = {1e-3, 3e-3, 0.0}, received[3] = {1e-3, 0.0, 0.0};
+  static const double held_half[3] = {0.0, 0.0, 0.005};
+  for (int i = 0; i < 3; i++) {
+    align(0.006);
+    dem_clock_moved(on_half() ? "h-whole" : "h-half", sent[i] * bw, 1);
+    dem_clock_moved(on_half() ? "h-whole" : "h-half", received[i] * bw, 0);
+    double t0 = dem_clock_now();
+    dem_clock_blocked(0.002);
+    SIM_ASSERT_CLOSE(dem_clock_now() - t0 + 1.0, 1.0 + (on_half() ? held_half[i] : 0.0), 1e-9);
+  }
+  /* unknown hosts, a rank's own host and nothing moved record nothing */
+  align(0.006);
+  dem_clock_moved("no-such-host", 1e9, 1);
+  dem_clock_moved(dem_clock_host(), 1e9, 1);
+  dem_clock_moved(NULL, 1e9, 0);
+  double t0 = dem_clock_now();
+  dem_clock_blocked(0.002);
+  SIM_ASSERT_CLOSE(dem_clock_now() - t0 + 1.0, 1.0 + (on_half() ? 0.005 : 0.0), 1e-9);
+}
+
+/* The exchange of test_exchange_in_windows once the ranks know each other's hosts
+ * (dem_parallel_learn_hosts): its 16 MB each way are recorded, their wire time (6.4 ms on the
+ * 2.5 GB/s veths) passes while h-half is throttled, and what is left (the latencies) ran in its
+ * first window: h-half only sees the end in its next window, at P. */
+static void test_exchange_with_hosts(void)
+{
+  double both[2], wire = sizeof out_buf / route_bandwidth();
+  dem_parallel_learn_hosts();
+  exchange_from_period_start(both);
+  CU_ASSERT(both[0] > wire && both[0] - wire < ON);
+  SIM_ASSERT_CLOSE(both[1], P, 1e-9);
 }
 
 /* dem_clock_synced after a blocking call: h-half sees its completion while it runs (2 ms into a
@@ -123,6 +183,16 @@ static void test_quota_arithmetic(void)
   SIM_ASSERT_CLOSE(sim_quota_end(&q, 0.0, 100.0) / 100.0, 4.0, 0.01); /* on average 1/s */
   SIM_ASSERT_CLOSE(sim_quota_seen(&q, 2.1), 2.1, 1e-12); /* running: seen at once */
   SIM_ASSERT_CLOSE(sim_quota_seen(&q, 2.6), 3.0, 1e-12); /* throttled: at the next period */
+  /* the rank's time 0 half a period into the quota's (throttled until the rank's 0.5) */
+  sim_quota_shift(&q, 0.5);
+  SIM_ASSERT_CLOSE(sim_quota_ran(&q, 0.4), 0.0, 1e-12);
+  SIM_ASSERT_CLOSE(sim_quota_ran(&q, 0.6), 0.1, 1e-12);
+  SIM_ASSERT_CLOSE(sim_quota_end(&q, 0.0, 0.1), 0.6, 1e-12);
+  SIM_ASSERT_CLOSE(sim_quota_seen(&q, 0.2), 0.5, 1e-12);
+  SIM_ASSERT_CLOSE(sim_quota_seen(&q, 0.55), 0.55, 1e-12);
+  sim_quota_shift(&q, 1.25); /* modulo the period: a quarter in, the window just spent */
+  SIM_ASSERT_CLOSE(sim_quota_ran(&q, 0.1), 0.0, 1e-12);
+  SIM_ASSERT_CLOSE(sim_quota_end(&q, 0.0, 0.25), 1.0, 1e-12);
   sim_quota_free(&q);
   /* bad arguments */
   CU_ASSERT_EQUAL(sim_quota_init(&q, 1.0, 1.0, 0.0, 0.0), -1);
@@ -162,6 +232,8 @@ static CU_TestInfo tests[] = {
   {"a kernel at half the core runs in the quota's windows", test_kernel_in_windows},
   {"a blocking wait at half the core is held to the quota's windows", test_blocked_wait_in_windows},
   {"a ghost exchange at half the core needs as long of running", test_exchange_in_windows},
+  {"a wait's transfers pass on the wire while the half core is throttled", test_blocked_wait_with_transfers},
+  {"a ghost exchange between known hosts: its wire time passes while throttled", test_exchange_with_hosts},
   {"a blocking call's completion is seen in the half core's window", test_synced_in_windows},
   {"the quota's window arithmetic against hand-counted cases", test_quota_arithmetic},
   CU_TEST_INFO_NULL};

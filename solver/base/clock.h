@@ -105,14 +105,22 @@ void dem_clock_set_code_cost(double factor);
 
 /* Charges the work to this rank's clock. Returns 0, or -1 when the simulator rejected it. */
 int dem_clock_charge(const dem_work_t *w);
-/* The rank has just waited `seconds` in a blocking MPI completion (the ghost exchange). On a
- * container with part of its cores' time (a CFS quota, cpu_share, or a stress worker's threads on
- * its cores), MPI progresses only while the container runs: Open MPI's TCP transport polls and
- * copies in the process, which the quota throttles like its computing (measured:
- * compare-real/emulated-half, the exchange at half a core took 2.0 x its time at a whole core).
- * The SMPI build then holds the rank until the container has run that long since the wait began
- * (a stress share s: (1/s - 1) x seconds more; a quota: within its duty cycle, sim/quota.h); a
- * whole container, and the native build: nothing. */
+/* A transfer of the blocking MPI completion this rank is in: `bytes` to (sending) or from a rank
+ * on the host `peer` (dem_clock_host's name there). Recorded until the next dem_clock_blocked.
+ * Native build: nothing. */
+void dem_clock_moved(const char *peer, double bytes, int sending);
+/* The rank has just waited `seconds` in a blocking MPI completion (the ghost exchange, the
+ * migration). On a container with part of its cores' time (a CFS quota, cpu_share, or a stress
+ * worker's threads on its cores), MPI progresses only while the container runs: Open MPI polls,
+ * copies and answers the other rank's protocol turns in the process, which the quota throttles
+ * like its computing. The SMPI build then holds the rank until the container has run that long
+ * since the wait began (a stress share s: (1/s - 1) x seconds more; a quota: within its duty
+ * cycle, sim/quota.h). Under a quota, the part of the wait that the transfers recorded by
+ * dem_clock_moved spend on their routes' narrowest links (each direction's bytes over the
+ * route's bandwidth, the larger direction) goes on while the container is throttled: the kernel
+ * moves a socket's bytes on its own (measured: validation/compare-real/emulated-half, one-way
+ * messages of 1-8 MiB at half a core take the wire's time, and BENCHMARKS.md, "The MPI waits at
+ * part of a core"). A whole container, and the native build: nothing. */
 void dem_clock_blocked(double seconds);
 /* The rank has just come out of a blocking MPI call (a collective, a receive, Zoltan's calls).
  * On a container with a CFS quota (cpu_share) the rank sees the call complete only when its

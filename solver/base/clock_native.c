@@ -27,6 +27,13 @@ void dem_clock_set_code_cost(double factor) { (void)factor; }
 
 int dem_clock_charge(const dem_work_t *w) { (void)w; return 0; }
 
+void dem_clock_moved(const char *peer, double bytes, int sending)
+{
+  (void)peer;
+  (void)bytes;
+  (void)sending;
+}
+
 void dem_clock_blocked(double seconds) { (void)seconds; }
 
 void dem_clock_synced(void) {}

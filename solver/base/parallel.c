@@ -19,6 +19,10 @@ static int use_self;
 static int split;         /* 1 once dem_parallel_split_servers made app_comm */
 static MPI_Comm app_comm; /* valid when split */
 
+enum { HOST_NAME = 128 };
+static char *hosts; /* HOST_NAME bytes a rank of comm() (dem_parallel_learn_hosts) */
+static int n_hosts;
+
 /* a function, not a constant: under SMPI MPI_COMM_WORLD is itself a call, per rank */
 static MPI_Comm comm(void) { return use_self ? MPI_COMM_SELF : split ? app_comm : MPI_COMM_WORLD; }
 
@@ -91,6 +95,9 @@ void dem_parallel_finalize(void)
   if (flag) return;
   if (split) MPI_Comm_free(&app_comm);
   split = 0;
+  free(hosts);
+  hosts = NULL;
+  n_hosts = 0;
   MPI_Finalize();
 }
 
@@ -228,9 +235,28 @@ void dem_parallel_xchg_destroy(dem_parallel_xchg_t **x)
   *x = NULL;
 }
 
+void dem_parallel_learn_hosts(void)
+{
+  char mine[HOST_NAME] = {0};
+  snprintf(mine, sizeof mine, "%s", dem_clock_host());
+  int n = dem_parallel_size();
+  char *all = malloc((size_t)n * HOST_NAME);
+  if (!all) return; /* nothing recorded: the clock treats the waits as before */
+  MPI_Allgather(mine, HOST_NAME, MPI_CHAR, all, HOST_NAME, MPI_CHAR, comm());
+  free(hosts);
+  hosts = all;
+  n_hosts = n;
+}
+
+void dem_parallel_moved(int peer, double bytes, int sending)
+{
+  if (peer >= 0 && peer < n_hosts) dem_clock_moved(hosts + (size_t)peer * HOST_NAME, bytes, sending);
+}
+
 int dem_parallel_xchg_recv(dem_parallel_xchg_t *x, void *buf, size_t bytes, int from, int tag)
 {
   if (x->count >= x->max || bytes > INT_MAX) return -1;
+  dem_parallel_moved(from, (double)bytes, 0);
   MPI_Irecv(buf, (int)bytes, MPI_BYTE, from, tag, comm(), &x->req[x->count++]);
   return 0;
 }
@@ -238,6 +264,7 @@ int dem_parallel_xchg_recv(dem_parallel_xchg_t *x, void *buf, size_t bytes, int 
 int dem_parallel_xchg_send(dem_parallel_xchg_t *x, const void *buf, size_t bytes, int to, int tag)
 {
   if (x->count >= x->max || bytes > INT_MAX) return -1;
+  dem_parallel_moved(to, (double)bytes, 1);
   MPI_Isend(buf, (int)bytes, MPI_BYTE, to, tag, comm(), &x->req[x->count++]);
   return 0;
 }

@@ -33,6 +33,12 @@ void dem_parallel_send_bytes(const void *buf, long n, int dest);
 void dem_parallel_recv_bytes(void *buf, long n, int src);
 /* The name of the processor (the SimGrid host under SMPI). */
 void dem_parallel_processor_name(char *buf, size_t len);
+/* Collective: every rank learns each rank's host (dem_clock_host), which the transfers of
+ * dem_parallel_xchg and dem_parallel_moved name to the clock (dem_clock_moved). */
+void dem_parallel_learn_hosts(void);
+/* Records `bytes` sent to (sending) or received from rank `peer` of the blocking completion in
+ * progress (dem_clock_moved on its host; nothing before dem_parallel_learn_hosts). */
+void dem_parallel_moved(int peer, double bytes, int sending);
 /* Every rank contributes n doubles; out (n * ranks) receives them all, in rank order, on every rank. */
 void dem_parallel_allgather_double(const double *in, int n, double *out);
 /* Every rank sends one int to every rank: recv[r] = what rank r put in its send[me]. */

@@ -142,6 +142,8 @@ struct dem_partition {
   int n_sites;
   struct Zoltan_Struct *zz_now; /* the Zoltan_Struct of the repartition under way */
   const int *dest_rank;     /* its processes' application ranks (NULL: the same numbers) */
+  const int *imp_procs;     /* the migration in progress: its imports' processes (cb_mid_migrate) */
+  int n_imp;
 };
 
 /* the export lists, as Zoltan returned them */
@@ -350,6 +352,7 @@ static void cb_pack_multi(void *data, int ngid, int nlid, int num, ZOLTAN_ID_PTR
     pt->migrated_bytes += (size_t)sizes[k];
     pt->packed_bytes += (size_t)sizes[k];
     int to = pt->dest_rank ? pt->dest_rank[dest[k]] : dest[k];
+    dem_parallel_moved(to, (double)sizes[k], 1);
     if (site && site[to] != site[pt->rank]) pt->packed_wan_bytes += (size_t)sizes[k];
   }
   *ierr = ZOLTAN_OK;
@@ -363,8 +366,10 @@ static void cb_mid_migrate(void *data, int ngid, int nlid, int nimp, ZOLTAN_ID_P
 {
   dem_partition_t *pt = data;
   dem_particles_t *p = pt->sim->p;
-  (void)ngid; (void)nlid; (void)igids; (void)ilids; (void)iprocs; (void)iparts; (void)egids; (void)elids;
+  (void)ngid; (void)nlid; (void)igids; (void)ilids; (void)iparts; (void)egids; (void)elids;
   (void)eprocs; (void)eparts; (void)nexp;
+  pt->imp_procs = iprocs; /* Zoltan's, until Zoltan_Migrate returns: cb_unpack_multi reads them */
+  pt->n_imp = nimp;
   size_t kept = 0;
   for (size_t i = 0; i < p->n; i++)
     if (!pt->exported[i]) {
@@ -399,7 +404,13 @@ static void cb_unpack_multi(void *data, int ngid, int num, ZOLTAN_ID_PTR gids, i
   }
   for (int k = 0; k < num; k++) unpack_one(p, p->n++, buf + index[k]);
   pt->imported += (size_t)num;
-  for (int k = 0; k < num; k++) pt->migrated_bytes += (size_t)sizes[k];
+  for (int k = 0; k < num; k++) {
+    pt->migrated_bytes += (size_t)sizes[k];
+    /* the k-th import's process, as Zoltan listed them (where the lists match) */
+    int from = k < pt->n_imp && pt->imp_procs ? pt->imp_procs[k] : -1;
+    if (from >= 0 && pt->dest_rank) from = pt->dest_rank[from];
+    dem_parallel_moved(from, (double)sizes[k], 0);
+  }
   *ierr = ZOLTAN_OK;
 }
 
@@ -805,6 +816,8 @@ static int migrate(dem_partition_t *pt, dem_sim_t *sim, exports_t *e, char *err,
     /* its transfers progress only while this rank's container runs (as the ghost exchange's) */
     dem_clock_blocked(dem_clock_now() - tm);
     dem_clock_synced();
+    pt->imp_procs = NULL;
+    pt->n_imp = 0;
     removed += (size_t)count;
     bad = (rc != ZOLTAN_OK && rc != ZOLTAN_WARN) || pt->failed;
     /* a failed round stops the later ones on every rank (they are collective) */

@@ -36,8 +36,14 @@ struct dem_emulator {
 
 static volatile sig_atomic_t caught;
 static volatile pid_t watched;
-static struct sigaction saved[3];
-static const int signals[3] = {SIGINT, SIGTERM, SIGHUP};
+/* SIGPIPE too: with the reader of its output gone (a script killed), the teardown's report would
+ * end the emulator before it removes the cloud. A handler, not SIG_IGN, so that mpirun and the
+ * ranks keep the default (an exec resets handlers, not an ignored signal). */
+enum { N_SIGNALS = 4 };
+static struct sigaction saved[N_SIGNALS];
+static const int signals[N_SIGNALS] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+static void on_pipe(int sig) { (void)sig; }
 
 static void on_signal(int sig)
 {
@@ -205,7 +211,10 @@ static void catch_signals(void)
   sigemptyset(&sa.sa_mask);
   caught = 0;
   watched = 0;
-  for (int i = 0; i < 3; i++) sigaction(signals[i], &sa, &saved[i]);
+  for (int i = 0; i < N_SIGNALS; i++) {
+    sa.sa_handler = signals[i] == SIGPIPE ? on_pipe : on_signal;
+    sigaction(signals[i], &sa, &saved[i]);
+  }
 }
 
 int dem_emulator_start(const dem_scenario_t *s, int dry_run, dem_emulator_t **out)
@@ -311,7 +320,7 @@ void dem_emulator_stop(dem_emulator_t **em)
   dem_cloud_report(&(*em)->cloud, stdout);
   fflush(stdout); /* before the wires' counts, which the teardown makes them print to stderr */
   dem_cloud_clean((*em)->cloud.prefix, (*em)->cloud.dry_run);
-  for (int i = 0; i < 3; i++) sigaction(signals[i], &saved[i], NULL);
+  for (int i = 0; i < N_SIGNALS; i++) sigaction(signals[i], &saved[i], NULL);
   free(*em);
   *em = NULL;
 }

@@ -172,6 +172,7 @@ int dem_simulation_setup(dem_sim_t *sim, const dem_scenario_t *sc, const dem_cli
   if (sim->rank == 0 && dem_files_make_dirs(sc->out_dir))
     return dem_fail(err, errlen, "key 'output.dir' = \"%s\": cannot create it: %s", sc->out_dir, strerror(errno));
   dem_parallel_barrier();
+  dem_parallel_learn_hosts();
   sim->failure = dem_failure_create(sc, cli ? cli->attempt : 0, sim->rank, err, errlen);
   if (!sim->failure) return -1;
 

@@ -15,7 +15,8 @@ cloud (root and `ip netns`; else exit 77): two 1-core containers on two nodes of
 running scenarios/bench-contact.cfg with 2 ranks. A long run is started, the shaping read back
 from tc in each container's namespace (rate per destination, the delay where the kernel has
 netem) and its TCP congestion control (CUBIC, whatever the host runs), the ranks seen in their cpuset cgroups, then the launcher is sent SIGINT: it must end
-and leave no namespace, link, cgroup or process with its prefix. Then a short run (20,000
+and leave no namespace, link, cgroup or process with its prefix. The same after SIGTERM once the
+reader of its output is gone (`demsim exec ... -- sleep`, its stdout's pipe closed). Then a short run (20,000
 particles, 20 steps) must end well, each rank on its own core, report each container's CPU time
 (a positive number, from its cpuacct cgroup) and each wire's, and leave nothing either.
 Then `demsim exec ... --emulate -- demsim-pingpong`: an 8 MiB message one way at 80-102 % of the
@@ -444,6 +445,35 @@ def check_interrupt(a, failures):
     print(f"SIGINT: rc {p.returncode}, left behind: {left or 'nothing'}")
 
 
+def check_reader_gone(a, failures):
+    """The reader of the launcher's output gone (a script killed), then SIGTERM: the teardown's report
+    meets a closed pipe, and the cloud must still be removed (SIGPIPE used to end it first)."""
+    cmd = [a.demsim, "exec", SCENARIO, "--emulate", "--ranks", "2", "--out", os.path.join(a.out, "reader-gone"),
+           "--set", "platform.file=" + PLATFORM, "--set", "platform.hosts=" + ",".join(HOSTS), "--", "/bin/sleep", "120"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    prefix = f"dsim{p.pid}-"
+    deadline = time.time() + 60
+    while p.poll() is None and time.time() < deadline and not (cgroup_pids(prefix, 0) and cgroup_pids(prefix, 1)):
+        time.sleep(0.2)
+    up = p.poll() is None and cgroup_pids(prefix, 0) and cgroup_pids(prefix, 1)
+    p.stdout.close()
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        failures.append("reader gone: the launcher did not end within 60 s of SIGTERM")
+    if not up:
+        failures.append("reader gone: the containers never held the program")
+    if p.returncode in (0, -signal.SIGPIPE):
+        failures.append(f"reader gone: rc {p.returncode}, expected the failure of a stopped run")
+    left = leftovers(prefix)
+    if left:
+        failures.append(f"reader gone: left behind: {left}")
+    print(f"reader gone, then SIGTERM: rc {p.returncode}, left behind: {left or 'nothing'}")
+
+
 def check_short_run(a, failures):
     out = os.path.join(a.out, "short")
     p = subprocess.Popen(emulate_cmd(a.demsim, out, HOSTS, 20), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -496,6 +526,7 @@ def main():
         print("check_emulate cloud: skipped (needs root and `ip netns`)")
         return 77
     check_interrupt(a, failures)
+    check_reader_gone(a, failures)
     check_short_run(a, failures)
     check_exec_emulated(a, failures)
     check_compare_emulated(a, failures)

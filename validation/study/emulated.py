@@ -17,8 +17,9 @@ route shaped by tc to SimGrid's route on platform.file) and under SMPI on platfo
       interleaved (lattice, policy, lattice, policy, ...; each row its median, the spread reported)
       and K simulated runs (noise.seed 0 to K-1, default 3; each row its median, the spread in
       compare_real.json's predicted_spread): where the scenario has noise (network-pair.cfg does),
-      each seed lets the steps fall differently against a quota's windows, as the emulated runs'
-      do from one run to the next; the model has no other source of run-to-run change. The network's part is compared: the ghost exchange per step
+      each seed starts the run at another point of a quota's period and of the kernel's tick, so
+      that the steps fall differently against its windows, as the emulated runs' do from one run
+      to the next; the model has no other source of run-to-run change. The network's part is compared: the ghost exchange per step
       (summary.json time_breakdown_s ghost_comm_s over the steps run: rank 0's time in MPI
       beyond waiting for a slower rank), the ghost bytes a rank sends and receives per step, and
       the repartition (partition + migration). The computing is this machine's cores against
@@ -519,8 +520,9 @@ def report(args, extra, rows, started, emu, smpi, split=()):
              f"messages: median of {args.repeats} round(s) of every size (spread: min-max of all repetitions); "
              f"DEM: {args.particles} particles, {args.steps} steps, {args.repeats} emulated run(s) per row "
              f"(each row the median of its runs; spread: min-max), {args.sim_repeats} SMPI run(s) with noise seeds "
-             f"0-{args.sim_repeats - 1} (each row the median of its runs: the steps fall differently against a quota's "
-             "windows with each seed, as the emulated runs' do from run to run). Total time: the time loop (summary.json's "
+             f"0-{args.sim_repeats - 1} (each row the median of its runs: each seed starts the run at another point of a quota's "
+             "period and of the kernel's tick, so that the steps fall differently against its windows, as the emulated runs' do "
+             "from run to run). Total time: the time loop (summary.json's "
              "sim_time_s, as compare_real.py compares it; set-up and the last output are outside it). "
              "Error = (predicted - measured) / measured.",
              "", "## Messages by size band", ""] + band_lines(rows, configs(args)) + [

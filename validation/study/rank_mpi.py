@@ -1,0 +1,65 @@
+#!/usr/bin/python3
+"""Each rank's time in its MPI calls, emulated against simulated, from comparisons already made.
+
+    validation/study/rank_mpi.py DIR [DIR ...]
+
+DIR: the output folder of one `validation/study/compare_real.py ... --emulate` comparison (its
+runs in DIR/runs: emulated/LATTICE-POLICY-K and smpi/LATTICE-POLICY[-seedK], each with its
+summary.json). For each lattice and policy, over every run of every DIR: the median of each
+rank's MPI time a step beyond its wait for the slowest rank (summary.json per_rank comm_s over
+the steps run, ms; solver/domain/ghosts.c says how the two are told apart) and of the run's
+migration time (time_breakdown_s migration_s, s), measured against predicted, as a Markdown
+table on standard output. Reads only; runs nothing. Exit status: 0, 2 when a DIR holds no runs.
+"""
+import argparse
+import glob
+import json
+import os
+import statistics
+import sys
+
+
+def runs(dirs, kind, case):
+    pattern = f"{case}-*" if kind == "emulated" else f"{case}*"
+    found = []
+    for d in dirs:
+        for f in sorted(glob.glob(os.path.join(d, "runs", kind, pattern, "summary.json"))):
+            with open(f) as fh:
+                found.append(json.load(fh))
+    return found
+
+
+def figures(summaries):
+    """(n, [rank r's MPI ms a step for each rank], migration s): medians over the runs."""
+    if not summaries:
+        return 0, [], None
+    ranks = min(len(s["per_rank"]) for s in summaries)
+    per = [statistics.median(s["per_rank"][r]["comm_s"] / max(1, s["steps_run"]) * 1e3 for s in summaries)
+           for r in range(ranks)]
+    return len(summaries), per, statistics.median(s["time_breakdown_s"]["migration_s"] for s in summaries)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dirs", nargs="+")
+    a = ap.parse_args()
+    cases = sorted({os.path.basename(p).rsplit("-", 1)[0] for d in a.dirs
+                    for p in glob.glob(os.path.join(d, "runs", "emulated", "*-*-*"))})
+    if not cases:
+        print(f"rank_mpi.py: no emulated runs in {', '.join(a.dirs)} (expected DIR/runs/emulated/LATTICE-POLICY-K)",
+              file=sys.stderr)
+        return 2
+    print("| case | runs (emulated, simulated) | MPI a step, ms: measured, by rank | predicted, by rank | "
+          "migration, s: measured | predicted |")
+    print("|---|---|---|---|---|---|")
+    for case in cases:
+        nm, m, mm = figures(runs(a.dirs, "emulated", case))
+        ns, p, pm = figures(runs(a.dirs, "smpi", case))
+        fmt = lambda v: " / ".join(f"{x:.3g}" for x in v) or "-"
+        mig = lambda v: "-" if v is None else f"{v:.3g}"
+        print(f"| {case} | {nm}, {ns} | {fmt(m)} | {fmt(p)} | {mig(mm)} | {mig(pm)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
