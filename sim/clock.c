@@ -42,6 +42,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 static sim_host_t self;
@@ -208,13 +209,30 @@ int dem_clock_charge(const dem_work_t *w)
  * narrowest links */
 static double moved_out, moved_in;
 
+/* each peer host's route bandwidth from this host, looked up once: the migration records every
+ * particle it packs */
+enum { ROUTES_KEPT = 64 };
+static struct { char name[128]; double bw; } route_kept[ROUTES_KEPT];
+static int n_route_kept;
+
+static double route_bandwidth(const char *peer)
+{
+  for (int i = 0; i < n_route_kept; i++)
+    if (strcmp(route_kept[i].name, peer) == 0) return route_kept[i].bw;
+  sg_host_t h = sg_host_by_name(peer);
+  double bw = -1.0, lat = 0.0;
+  if (h && h != sg_host_self()) sim_route_figures(sg_host_self(), h, &bw, &lat);
+  if (n_route_kept < ROUTES_KEPT && strlen(peer) < sizeof route_kept[0].name) {
+    snprintf(route_kept[n_route_kept].name, sizeof route_kept[0].name, "%s", peer);
+    route_kept[n_route_kept++].bw = bw;
+  }
+  return bw;
+}
+
 void dem_clock_moved(const char *peer, double bytes, int sending)
 {
   if (!ready || !peer || !(bytes > 0.0)) return;
-  sg_host_t h = sg_host_by_name(peer);
-  if (!h || h == sg_host_self()) return;
-  double bw = 0.0, lat = 0.0;
-  sim_route_figures(sg_host_self(), h, &bw, &lat);
+  double bw = route_bandwidth(peer);
   if (!(bw > 0.0)) return;
   *(sending ? &moved_out : &moved_in) += bytes / bw;
 }

@@ -60,6 +60,7 @@
 #include "base/parallel.h"
 #include "dem/particles.h"
 #include "device/engine.h"
+#include "domain/adjacency.h"
 #include "domain/ghosts.h"
 #include "scenario/scenario.h"
 #include "scenario/state.h"
@@ -107,20 +108,14 @@ static const partitioner_t partitioners[] = {
   {"HIER", {{"LB_METHOD", "HIER"}, {"HIER_DEBUG_LEVEL", "0"}}, CONN_NONE, 0, 1},
 };
 
-/* a particle's owner, for the graph's neighbour processes */
-typedef struct owner { dem_gid_t gid; int32_t rank; } owner_t;
-
 struct dem_partition {
   struct Zoltan_Struct *zz; /* NULL on one rank */
   struct Zoltan_Struct *zz_geo; /* connectivity partitioners: RCB, for when there is no neighbour list */
   const partitioner_t *desc;
   int calls;                /* repartitions so far, the set-up one included */
   dem_partition_stats_t stats;
-  /* neighbour structure of the owned particles, built for each partition and freed after it:
-   * the partners of particle i are adj_gid / adj_proc [adj_first[i], adj_first[i + 1]) */
-  size_t *adj_first;
-  dem_gid_t *adj_gid;
-  int *adj_proc;
+  /* neighbour structure of the owned particles, built for each partition and freed after it */
+  dem_adjacency_t adj;
   dem_sim_t *sim;
   int rank, ranks;
   int has_cuts;
@@ -242,7 +237,7 @@ static void cb_hg_size_cs(void *data, int *num_lists, int *num_pins, int *format
   const dem_partition_t *pt = data;
   size_t n = pt->sim->p->n;
   *num_lists = (int)n;
-  *num_pins = (int)(n + pt->adj_first[n]);
+  *num_pins = (int)(n + pt->adj.first[n]);
   *format = ZOLTAN_COMPRESSED_EDGE;
   *ierr = ZOLTAN_OK;
 }
@@ -258,7 +253,7 @@ static void cb_hg_cs(void *data, int ngid, int nlists, int npins, int format, ZO
     edge_gids[i] = (ZOLTAN_ID_TYPE)p->id[i];
     edge_ptr[i] = k;
     pins[k++] = (ZOLTAN_ID_TYPE)p->id[i];
-    for (size_t a = pt->adj_first[i]; a < pt->adj_first[i + 1]; a++) pins[k++] = (ZOLTAN_ID_TYPE)pt->adj_gid[a];
+    for (size_t a = pt->adj.first[i]; a < pt->adj.first[i + 1]; a++) pins[k++] = (ZOLTAN_ID_TYPE)pt->adj.gid[a];
   }
   *ierr = ZOLTAN_OK;
 }
@@ -269,7 +264,7 @@ static void cb_num_edges_multi(void *data, int ngid, int nlid, int num, ZOLTAN_I
 {
   const dem_partition_t *pt = data;
   (void)ngid; (void)nlid; (void)gids;
-  for (int k = 0; k < num; k++) num_edges[k] = (int)(pt->adj_first[lids[k] + 1] - pt->adj_first[lids[k]]);
+  for (int k = 0; k < num; k++) num_edges[k] = (int)(pt->adj.first[lids[k] + 1] - pt->adj.first[lids[k]]);
   *ierr = ZOLTAN_OK;
 }
 
@@ -281,9 +276,9 @@ static void cb_edge_list_multi(void *data, int ngid, int nlid, int num, ZOLTAN_I
   (void)ngid; (void)nlid; (void)gids; (void)num_edges; (void)wdim; (void)ewgts;
   size_t q = 0;
   for (int k = 0; k < num; k++)
-    for (size_t a = pt->adj_first[lids[k]]; a < pt->adj_first[lids[k] + 1]; a++, q++) {
-      nbor_gids[q] = (ZOLTAN_ID_TYPE)pt->adj_gid[a];
-      nbor_procs[q] = pt->adj_proc[a];
+    for (size_t a = pt->adj.first[lids[k]]; a < pt->adj.first[lids[k] + 1]; a++, q++) {
+      nbor_gids[q] = (ZOLTAN_ID_TYPE)pt->adj.gid[a];
+      nbor_procs[q] = pt->adj.proc[a];
     }
   *ierr = ZOLTAN_OK;
 }
@@ -582,9 +577,7 @@ void dem_partition_destroy(dem_partition_t **pt)
   free((*pt)->site_ranks);
   free((*pt)->site_share);
   free((*pt)->exported);
-  free((*pt)->adj_first);
-  free((*pt)->adj_gid);
-  free((*pt)->adj_proc);
+  dem_adjacency_free(&(*pt)->adj);
   free(*pt);
   *pt = NULL;
 }
@@ -594,110 +587,15 @@ int dem_partition_has_boxes(const dem_partition_t *pt) { return pt->desc->boxes;
 const char *dem_partition_name(const dem_partition_t *pt) { return pt->desc->name; }
 void dem_partition_stats(const dem_partition_t *pt, dem_partition_stats_t *st) { *st = pt->stats; }
 
-/* ---- the neighbour structure ----------------------------------------------------------- */
-
-static int by_gid(const void *a, const void *b)
-{
-  dem_gid_t x = ((const owner_t *)a)->gid, y = ((const owner_t *)b)->gid;
-  return x < y ? -1 : x > y;
-}
-
-/* The partners through their local indices (nbr_index: a row of this rank, or a ghost row, whose
- * source rank is src[row - n]), checked against the slots' gids: 0, or -1 when a slot names a
- * row that no longer holds its partner (slots restored from a checkpoint before any ghost
- * exists), and then the caller looks the partners up by gid. No sort, no search: a partition
- * of 250,000 particles a rank spent 0.1 s in the sort and the binary searches. */
-static int adjacency_by_index(dem_partition_t *pt, size_t n_ghost, const int *src, size_t *cut)
-{
-  const dem_particles_t *p = pt->sim->p;
-  const size_t n = p->n, m = n + n_ghost, s = (size_t)p->slots;
-  size_t a = 0;
-  *cut = 0;
-  for (size_t i = 0; i < n; i++) {
-    pt->adj_first[i] = a;
-    for (int k = 0; k < p->nbr_count[i]; k++) {
-      dem_gid_t gid = p->nbr_gid[i * s + (size_t)k];
-      if (gid < 0) continue; /* a wall */
-      int32_t j = p->nbr_index[i * s + (size_t)k];
-      if (j < 0 || (size_t)j >= m || p->id[j] != gid) return -1;
-      int rank = (size_t)j < n ? pt->rank : src[(size_t)j - n];
-      pt->adj_gid[a] = gid;
-      pt->adj_proc[a++] = rank;
-      *cut += rank != pt->rank;
-    }
-  }
-  pt->adj_first[n] = a;
-  return 0;
-}
-
-/* The same by gid: the owners sorted by gid, each partner found by binary search; a partner
- * found nowhere is left out. 0, or -1 when out of memory. */
-static int adjacency_by_gid(dem_partition_t *pt, size_t n_ghost, const int *src, size_t *cut)
-{
-  const dem_particles_t *p = pt->sim->p;
-  const size_t n = p->n, m = n + n_ghost, s = (size_t)p->slots;
-  owner_t *own = malloc((m ? m : 1) * sizeof *own);
-  if (!own) return -1;
-  for (size_t i = 0; i < n; i++) own[i] = (owner_t){p->id[i], pt->rank};
-  for (size_t k = 0; k < n_ghost; k++) own[n + k] = (owner_t){p->id[n + k], src[k]};
-  qsort(own, m, sizeof *own, by_gid);
-  size_t a = 0;
-  *cut = 0;
-  for (size_t i = 0; i < n; i++) {
-    pt->adj_first[i] = a;
-    for (int k = 0; k < p->nbr_count[i]; k++) {
-      owner_t key = {p->nbr_gid[i * s + (size_t)k], 0};
-      const owner_t *o = key.gid >= 0 ? bsearch(&key, own, m, sizeof *own, by_gid) : NULL;
-      if (!o) continue;
-      pt->adj_gid[a] = o->gid;
-      pt->adj_proc[a++] = o->rank;
-      *cut += o->rank != pt->rank;
-    }
-  }
-  pt->adj_first[n] = a;
-  free(own);
-  return 0;
-}
-
-/* The owned particles' partners (adj_*) from their slots, with each partner's owner: this rank,
- * or the rank its ghost came from. A partner found nowhere (slots restored from a checkpoint
- * before any ghost exists) is left out. `count`: add the slots and the cut ones to the stats.
- * 0, or -1 when out of memory. */
+/* The neighbour structure for this partition; `count`: its slots and the cut ones into the stats.
+ * 0, or -1 when out of memory (the caller frees it after the partition, also after a failure). */
 static int build_adjacency(dem_partition_t *pt, size_t n_ghost, int count)
 {
-  const dem_particles_t *p = pt->sim->p;
-  size_t n = p->n, total = 0;
-  for (size_t i = 0; i < n; i++) total += (size_t)p->nbr_count[i];
-  int *src = malloc((n_ghost ? n_ghost : 1) * sizeof *src);
-  /* (the caller frees adj_* after the partition, also after a failure here) */
-  pt->adj_first = malloc((n + 1) * sizeof *pt->adj_first);
-  pt->adj_gid = malloc((total ? total : 1) * sizeof *pt->adj_gid);
-  pt->adj_proc = malloc((total ? total : 1) * sizeof *pt->adj_proc);
-  if (!src || !pt->adj_first || !pt->adj_gid || !pt->adj_proc) {
-    free(src);
-    return -1;
-  }
-  if (n_ghost > 0) dem_ghosts_sources(pt->sim->ghosts, src);
   size_t cut = 0;
-  int rc = adjacency_by_index(pt, n_ghost, src, &cut) == 0 ? 0 : adjacency_by_gid(pt, n_ghost, src, &cut);
-  free(src);
-  if (rc) return -1;
-  /* host work: every slot read, its partner's id and owner looked up, the structure written */
-  dem_work_t w = {.kind = DEM_WORK_PACK, .bytes = (double)total * 24.0 + (double)n * 8.0};
-  dem_clock_charge(&w);
-  /* the two slot arrays are new memory at every call: allocations this large come from fresh
-   * mappings (glibc maps anything above its mmap threshold, 128 KiB rising to the largest block
-   * freed, afresh), so their pages fault in as they are written. Counted natively (getrusage's
-   * minor faults around the fill, 2 ranks x 250,000 particles in contact, 1,485,000 slots, 11.9 MB
-   * of slot arrays): 2,402-3,196 faults a call (9.8-13.1 MB) in a fill of 32-56 ms, on a guest
-   * that maps a page in 10.2 us (0.40 GB/s): 25-33 ms of it. adj_first (8 B a particle) comes
-   * from the heap after the first call; with every particle apart there are no slots. */
-  dem_work_t fresh = {.kind = DEM_WORK_FIRST_TOUCH,
-                      .bytes = (double)total * (double)(sizeof *pt->adj_gid + sizeof *pt->adj_proc)};
-  if (total > 0) dem_clock_charge(&fresh);
+  if (dem_adjacency_build(&pt->adj, pt->sim, pt->rank, n_ghost, &cut)) return -1;
   if (count) {
     pt->stats.cut_samples += 1.0;
-    pt->stats.pair_slots += (double)pt->adj_first[n];
+    pt->stats.pair_slots += (double)pt->adj.first[pt->sim->p->n];
     pt->stats.cut_slots += (double)cut;
   }
   return 0;
@@ -732,7 +630,7 @@ static int partition_lists(dem_partition_t *pt, dem_sim_t *sim, const double *we
   if (pt->desc->conn != CONN_NONE) {
     dem_parallel_max_int(&bad, 1);
     if (bad) return dem_fail(err, errlen, "repartition: out of memory for the neighbour structure");
-    long edges = (long)pt->adj_first[sim->p->n];
+    long edges = (long)pt->adj.first[sim->p->n];
     dem_parallel_sum_long(&edges, 1);
     if (edges == 0) zz = pt->zz_geo;
   }
@@ -847,12 +745,7 @@ int dem_partition_repartition(dem_partition_t *pt, dem_sim_t *sim, const double 
   int failed = partition_lists(pt, sim, weights, n_ghost, &e, err, errlen);
   /* the neighbour structure served the partition only (under SMPI every rank's lives in one
    * process: it is not kept through the migration and the time loop) */
-  free(pt->adj_first);
-  free(pt->adj_gid);
-  free(pt->adj_proc);
-  pt->adj_first = NULL;
-  pt->adj_gid = NULL;
-  pt->adj_proc = NULL;
+  dem_adjacency_free(&pt->adj);
   if (failed) return -1;
   double t1 = dem_clock_now();
 
