@@ -1,4 +1,4 @@
-/* The particle store's reordering (dem_particles_permute), slot stride (dem_particles_widen_slots)
+/* The particle store's reordering (dem_particles_permute, dem_particles_move_rows), slot stride (dem_particles_widen_slots)
  * and lazily resident memory, and the process-wide slots (share.h) that the OpenCL layer and
  * the parameters use to set up once per process. */
 #include <math.h>
@@ -71,6 +71,42 @@ static void test_permute(void)
   for (size_t k = n; k < n + extra; ++k) ok &= same(p, k, orig, k);
   CU_ASSERT(ok);
   CU_ASSERT_EQUAL(dem_particles_permute(p, perm, 0), 0);
+  dem_particles_destroy(&p);
+  dem_particles_destroy(&orig);
+}
+
+/* moving rows within the store, down (the migration's compaction) and up, over ranges that
+ * overlap: every moved particle's fields and used slots arrive bit for bit, the rows outside the
+ * destination keep theirs, a slot past a particle's count is not written, and the bytes moved are
+ * the per-particle rows plus the used slots */
+static void test_move_rows(void)
+{
+  const size_t n = 50;
+  dem_particles_t *p = dem_particles_create(n), *orig = dem_particles_create(n);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+  CU_ASSERT_PTR_NOT_NULL_FATAL(orig);
+  fill(p, n);
+  fill(orig, n);
+  const size_t m = (size_t)p->slots, unused_at = 10 * m + m - 1; /* particle 10's last slot */
+  p->nbr_gid[unused_at] = 4242; /* a mark where particle 10 (count 10 % (m + 1)) may not write */
+  size_t row = 4 + 5 * 3 * 8 + 8 + 4, used = 0;
+  for (size_t i = 13; i < 13 + 20; ++i) used += (size_t)orig->nbr_count[i] * (4 + 4 + 24);
+  CU_ASSERT_EQUAL(dem_particles_move_rows(p, 7, 13, 20), 20 * row + used);
+  int ok = 1;
+  for (size_t k = 0; k < 20; ++k) ok &= same_slots(p, 7 + k, orig, 13 + k, (size_t)orig->nbr_count[13 + k]);
+  for (size_t k = 27; k < n; ++k) ok &= same(p, k, orig, k);
+  for (size_t k = 0; k < 7; ++k) ok &= same(p, k, orig, k);
+  CU_ASSERT(ok);
+  if (orig->nbr_count[16] < (int32_t)m) CU_ASSERT_EQUAL(p->nbr_gid[unused_at], 4242); /* 16 moved to 10 */
+
+  fill(p, n);
+  dem_particles_move_rows(p, 21, 15, 25); /* up: [15, 40) to [21, 46) */
+  ok = 1;
+  for (size_t k = 0; k < 25; ++k) ok &= same_slots(p, 21 + k, orig, 15 + k, (size_t)orig->nbr_count[15 + k]);
+  for (size_t k = 0; k < 15; ++k) ok &= same(p, k, orig, k);
+  CU_ASSERT(ok);
+  CU_ASSERT_EQUAL(dem_particles_move_rows(p, 3, 3, 9), 0);
+  CU_ASSERT_EQUAL(dem_particles_move_rows(p, 3, 8, 0), 0);
   dem_particles_destroy(&p);
   dem_particles_destroy(&orig);
 }
@@ -242,6 +278,7 @@ static void test_share(void)
 
 static CU_TestInfo tests[] = {
   {"permute reorders every field, leaves the rest", test_permute},
+  {"moving rows keeps fields and used slots, both ways", test_move_rows},
   {"slot stride widens in place", test_widen_slots},
   {"reserved capacity is not resident", test_lazy_memory},
   {"first touch: new rows in whole pages, as the OS maps them", test_fresh_bytes},

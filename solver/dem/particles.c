@@ -160,6 +160,34 @@ void dem_particles_copy_one(dem_particles_t *to, size_t dst, const dem_particles
   }
 }
 
+size_t dem_particles_move_rows(dem_particles_t *p, size_t dst, size_t src, size_t count)
+{
+  if (count == 0 || dst == src) return 0;
+  size_t moved = 0;
+  /* the per-particle arrays first: nbr_count then names each moved particle's used slots */
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+    if (dem_fields[f].slotted) continue;
+    char *a = *dem_field_ptr(p, f);
+    size_t row = dem_row(f, 1);
+    memmove(a + dst * row, a + src * row, count * row);
+    moved += count * row;
+  }
+  /* the slot arrays: the used slots only, particle by particle in the direction that keeps
+   * overlapping ranges intact (a lattice apart uses none, and its slot pages may never have
+   * been written: whole rows would fault them in) */
+  for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
+    if (!dem_fields[f].slotted) continue;
+    char *a = *dem_field_ptr(p, f);
+    size_t per = dem_fields[f].elem * dem_fields[f].per, stride = per * (size_t)p->slots;
+    for (size_t k = 0; k < count; ++k) {
+      size_t j = dst < src ? k : count - 1 - k, used = per * (size_t)p->nbr_count[dst + j];
+      memmove(a + (dst + j) * stride, a + (src + j) * stride, used);
+      moved += used;
+    }
+  }
+  return moved;
+}
+
 int dem_particles_permute(dem_particles_t *p, const size_t *perm, size_t n)
 {
   size_t widest = 0;
