@@ -181,6 +181,7 @@ size_t dem_particles_move_rows(dem_particles_t *p, size_t dst, size_t src, size_
     size_t per = dem_fields[f].elem * dem_fields[f].per, stride = per * (size_t)p->slots;
     for (size_t k = 0; k < count; ++k) {
       size_t j = dst < src ? k : count - 1 - k, used = per * (size_t)p->nbr_count[dst + j];
+      if (!used) continue;
       memmove(a + (dst + j) * stride, a + (src + j) * stride, used);
       moved += used;
     }

@@ -505,6 +505,47 @@ static int time_permute(dem_particles_t *p, const packing_t *pk, int reps)
   return 0;
 }
 
+/* The migration's compaction (partition.c cb_mid_migrate) on the host's wall clock: of every 53
+ * particles the last 9 leave (runs of 44 kept, as an RCB cut across the lattice's rows left
+ * them in the runs measured), the kept ones close up. Two ways, alternating within each
+ * repetition: run by run with dem_particles_move_rows (the code's), and particle by particle
+ * with dem_particles_copy_one (the way before it). The store's count is put back after each (the
+ * rows' contents do not matter to the time). Rows: particles moved, the charge's bytes (whole
+ * rows: partition.c), wall best and median (us). Returns 0, or -1. */
+static int time_compact(dem_particles_t *p, const packing_t *pk, int reps)
+{
+  const size_t n = p->n, block = 53, keep = 44;
+  double t[2][MAX_REPS];
+  size_t moved = 0;
+  for (int r = 0; r < reps; ++r)
+    for (int way = 0; way < 2; ++way) {
+      size_t kept = 0;
+      double w0 = wall();
+      for (size_t i = 0; i < n;) {
+        if (i % block >= keep) { /* an export */
+          ++i;
+          continue;
+        }
+        size_t end = i - i % block + keep < n ? i - i % block + keep : n;
+        if (way == 0 && kept != i) dem_particles_move_rows(p, kept, i, end - i);
+        for (size_t j = i; way == 1 && kept != i && j < end; ++j) dem_particles_copy_one(p, kept + j - i, p, j);
+        kept += end - i;
+        i = end;
+      }
+      t[way][r] = wall() - w0;
+      moved = kept;
+      p->n = n;
+    }
+  for (int way = 0; way < 2; ++way) {
+    qsort(t[way], (size_t)reps, sizeof(double), cmp_double);
+    printf("%-7s %6.0f %-10s rows %.0f bytes %.0f | wall best %.1f median %.1f us\n", pk->name, (double)n,
+           way ? "compact1" : "compact", (double)moved, (double)moved * (double)dem_particles_bytes_per_particle(p->slots),
+           1e6 * t[way][0], 1e6 * t[way][reps / 2]);
+  }
+  fflush(stdout);
+  return 0;
+}
+
 /* Each kernel's timed rounds against the model's charge for its work; one line each. The number
  * of kernels outside the --check factor, or -1 when the model rejects a work report. */
 static int compare_rows(const platform_t *pl, const packing_t *pk, double n, double binned, double slots,
@@ -607,6 +648,7 @@ static int calibrate(const platform_t *pl, const packing_t *pk, int s, const run
     outside = -1;
     goto done;
   }
+  time_compact(p, pk, o->reps);
   if (o->reference && reference_pair_pass(e, p, &b.prm, b.g, pk, b.pw.pairs, o->reps) != 0)
     outside = -1;
 done:
