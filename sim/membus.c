@@ -38,6 +38,7 @@
 #include "membus.h"
 
 #include "host.h"
+#include "noise_sg.h"
 #include "quota.h"
 #include "stress.h"
 
@@ -94,6 +95,10 @@ static int run_work(const struct sim_host *h, double flops, int cores, double tr
   }
   double u = sg_host_get_load(bus) / sg_host_get_speed(bus);
   double bound = s * core_bw / sim_host_latency_factor(h, u);
+  /* noise.cpu_memory: the container's speed factor now (held for the piece: the profile's steps,
+   * noise.dt, are longer than most pieces) slows its streams as its arithmetic */
+  sg_host_t self = sg_host_self();
+  if (sg_host_get_property_value(self, SIM_NOISE_MEMORY)) bound *= sg_host_get_available_speed(self);
   sg_exec_t mem[MAX_FLOWS];
   for (int i = 0; i < cores; i++) {
     mem[i] = sg_actor_exec_init(traffic / cores);

@@ -82,6 +82,8 @@ extern "C" int sim_noise_apply(const dem_noise_t* n, char* err, size_t errlen)
     const char* bus = h->get_property("membus");
     if (!bus) continue;
     if (n->cpu_cv > 0.0) host_profile(n, h, "cpu:", n->cpu_cv, n->cpu_tau);
+    /* read by sim/membus.c: a property is the platform's, seen by every rank */
+    if (n->cpu_cv > 0.0 && n->cpu_memory) h->set_property(SIM_NOISE_MEMORY, "1");
     buses.insert(bus);
   }
   for (const auto& b : buses) {

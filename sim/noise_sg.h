@@ -17,6 +17,9 @@ struct dem_noise;
  * needs --cfg=network/optim:Full, as the launcher gives when noise.net_cv > 0: the lazy network
  * model ignores a bandwidth raised at run time). 0, or -1 with a message. */
 int sim_noise_apply(const struct dem_noise *n, char *err, size_t errlen);
+/* The container-host property sim_noise_apply sets with noise.cpu_memory: the host's speed factor
+ * (its profile's value when a piece of work starts) also bounds its memory streams (membus.c). */
+#define SIM_NOISE_MEMORY "noise_memory"
 /* The number of time steps of a profile: horizon / dt, at least 1. */
 size_t sim_noise_steps(double dt, double horizon);
 

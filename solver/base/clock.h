@@ -64,6 +64,7 @@ typedef struct dem_noise {
   int enabled;       /* 0: no noise, the simulation exactly as without these keys */
   long seed;         /* the streams: one per resource, from the seed and the resource's name */
   double cpu_cv, cpu_tau; /* -, s: coefficient of variation and correlation time of core speed */
+  int cpu_memory;    /* 1: the core-speed factor also scales the container's memory streams */
   double mem_cv, mem_tau; /* the same for the node's memory bus */
   double net_cv, net_tau; /* the same for each link's bandwidth */
   double dt;         /* s, time step of the profiles */

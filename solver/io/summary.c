@@ -184,8 +184,9 @@ int dem_summary_write(const char *path, const dem_sim_t *sim, const dem_summary_
 #ifdef DEMSIM_SMPI
   if (sc->noise.enabled) {
     const dem_noise_t *n = &sc->noise;
-    json_object_set_new(o, "noise", json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "seed",
+    json_object_set_new(o, "noise", json_pack("{s:I, s:f, s:f, s:b, s:f, s:f, s:f, s:f, s:f, s:f}", "seed",
                                               (json_int_t)n->seed, "cpu_cv", n->cpu_cv, "cpu_tau_s", n->cpu_tau,
+                                              "cpu_memory", n->cpu_memory,
                                               "mem_cv", n->mem_cv, "mem_tau_s", n->mem_tau, "net_cv", n->net_cv,
                                               "net_tau_s", n->net_tau, "dt_s", n->dt, "horizon_s", n->horizon));
   }

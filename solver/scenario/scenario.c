@@ -147,6 +147,9 @@ static const key_def_t keys[] = {
    "coefficient of variation of a container's core speed (0 until measured: no CPU noise)", NULL},
   {"noise.cpu_tau", K_DOUBLE, OFF(noise.cpu_tau), 0, 0, BIG, 0, "s",
    "correlation time of the core speed's noise (> 0 when cpu_cv > 0; 0 until measured)", NULL},
+  {"noise.cpu_memory", K_BOOL, OFF(noise.cpu_memory), 0, 0, 1, 0, "",
+   "the core-speed factor also scales the container's memory streams (a vCPU slows as a whole: "
+   "scenarios/README.md); false: the arithmetic only", NULL},
   {"noise.mem_cv", K_DOUBLE, OFF(noise.mem_cv), 0, 0, 10, 0, "-",
    "coefficient of variation of a node's memory-bus speed (the <node>-membus host; 0 until measured)", NULL},
   {"noise.mem_tau", K_DOUBLE, OFF(noise.mem_tau), 0, 0, BIG, 0, "s",

@@ -3,10 +3,13 @@
 last? The measurement behind the noise model's statistics (noise.cpu_cv, noise.cpu_tau;
 scenarios/README.md, "Noise").
 
-    validation/study/noise.py [--scale tiny|study] [--out DIR] [--demsim build/native/demsim] [--repeats 3]
+    validation/study/noise.py [--scale tiny|study|pair] [--out DIR] [--demsim build/native/demsim] [--repeats 3]
+                              [--lattice contact|apart] [--configs two-quiet,...]
 
 Runs scenarios/bench-contact.cfg natively (particles in contact, one contact search at the
-start) with a metrics row every step, placed by scenarios/emulated/hostmap-local.cfg:
+start; --lattice apart: scenarios/bench-apart.cfg, no contacts, a step bound by memory traffic
+rather than arithmetic) with a metrics row every step, placed by
+scenarios/emulated/hostmap-local.cfg (--configs: only those named):
   one-quiet  one rank on core 0;
   two-quiet  two ranks, cores 0 and 1;
   one-stress one rank on core 1 beside a memory-stress neighbour (stress-ng --vm) sharing it;
@@ -17,7 +20,9 @@ the per-step load (metrics.csv load_s: the rank's own DEM computing in that step
 second half of the run (the first half holds the search and the warm-up of the kernels' caches
 and clocks): the mean, the coefficient of variation cv, the autocorrelation at lags 1..100, and
 the correlation time tau = the lag at which it falls below 1/e (linear between the lags around
-it) x the mean step time. DIR/NOISE.md gives every run's figures and, per configuration, the
+it) x the mean step time, and the cv of the means of consecutive windows of WINDOW steps (what a
+repartition interval's measured load carries: RW's weights follow it), against what the model
+gives with the run's cv and tau. DIR/NOISE.md gives every run's figures and, per configuration, the
 median and the spread (min-max); DIR/noise.json the same; DIR/noise.png the measured histogram of
 the normalised step times and the autocorrelation of each configuration against the model
 (sim/noise.c: a lognormal factor with that cv over an AR(1) process with that tau), drawn with
@@ -37,7 +42,9 @@ import sweep
 
 import numpy as np
 
-SCALES = {"tiny": (5000, 200), "study": (50000, 3000)}  # particles, steps
+# particles, steps; "pair": the emulated comparisons' size (scenarios/emulated/network-pair.cfg:
+# 500,000 particles on two ranks), long enough for 15 of its repartition intervals in the half kept
+SCALES = {"tiny": (5000, 200), "study": (50000, 3000), "pair": (500000, 600)}
 CONFIGS = {  # name: (ranks' containers, stress)
     "one-quiet": (["c0"], False),
     "two-quiet": (["c0", "c1"], False),
@@ -45,11 +52,12 @@ CONFIGS = {  # name: (ranks' containers, stress)
     "two-stress": (["c0", "c1"], True),
 }
 MAX_LAG = 100
+WINDOW = 20  # steps: the emulated comparisons' repartition interval (scenarios/emulated/network-pair.cfg)
 
 
-def scenario(out, name, hosts, stress):
-    """bench-contact.cfg on the host map's containers, with the neighbour when asked."""
-    with open(os.path.join(sweep.TOP, "scenarios", "bench-contact.cfg")) as f:
+def scenario(out, name, hosts, stress, lattice):
+    """bench-LATTICE.cfg on the host map's containers, with the neighbour when asked."""
+    with open(os.path.join(sweep.TOP, "scenarios", f"bench-{lattice}.cfg")) as f:
         text = f.read()
     text = text.replace('hosts = ["local"]', "hosts = [" + ", ".join(f'"{h}"' for h in hosts) + "]")
     text = text.replace("ranks = 1;", f"ranks = {len(hosts)};")
@@ -66,7 +74,7 @@ def scenario(out, name, hosts, stress):
 
 def run(a, name, k, particles, steps):
     hosts, stress = CONFIGS[name]
-    cfg = scenario(a.out, name, hosts, stress)
+    cfg = scenario(a.out, name, hosts, stress, a.lattice)
     rundir = os.path.join(a.out, "runs", f"{name}-{k}")
     if a.resume and os.path.exists(os.path.join(rundir, "summary.json")):
         return series(os.path.join(rundir, "metrics.csv"), len(hosts))
@@ -104,20 +112,31 @@ def stats(x):
         lag = k - 1 + (r[k - 1] - 1.0 / math.e) / (r[k - 1] - r[k])
     else:
         lag = float(len(r))  # still correlated at the longest lag: a lower bound
-    return {"mean_s": float(x.mean()), "cv": float(x.std() / x.mean()), "tau_s": float(lag * x.mean()),
-            "tau_steps": float(lag), "acf": [float(v) for v in r], "normalised": (x / x.mean()).tolist()}
+    w = x[:len(x) // WINDOW * WINDOW].reshape(-1, WINDOW).mean(axis=1)
+    cv = float(x.std() / x.mean())
+    return {"mean_s": float(x.mean()), "cv": cv, "tau_s": float(lag * x.mean()), "tau_steps": float(lag),
+            "window_cv": float(w.std() / w.mean()) if len(w) > 1 else 0.0,
+            "window_cv_model": window_cv_model(cv, float(lag), WINDOW),
+            "acf": [float(v) for v in r], "normalised": (x / x.mean()).tolist()}
+
+
+def window_cv_model(cv, tau_steps, n):
+    """the cv of an n-step mean of the model's factor: cv sqrt(sum over i, j of acf(|i - j|)) / n"""
+    r = model_acf(cv, tau_steps, range(n))
+    return cv * math.sqrt(max(0.0, n + 2.0 * sum((n - k) * r[k] for k in range(1, n)))) / n
 
 
 def summarise(runs):
     """Per configuration: every run's ranks' figures, and the median and min-max of cv and tau."""
     out = {}
-    for name in CONFIGS:
+    for name in dict.fromkeys(n for n, _ in runs):
         rows = [dict(run=k, rank=r, **s) for (n, k), ranks in runs.items() if n == name and ranks
                 for r, s in enumerate(ranks)]
         if not rows:
             continue
         agg = {q: (float(np.median([x[q] for x in rows])), float(min(x[q] for x in rows)),
-                   float(max(x[q] for x in rows))) for q in ("mean_s", "cv", "tau_s", "tau_steps")}
+                   float(max(x[q] for x in rows))) for q in ("mean_s", "cv", "tau_s", "tau_steps", "window_cv",
+                                                             "window_cv_model")}
         out[name] = {"rows": rows, "median_min_max": agg}
     return out
 
@@ -165,8 +184,10 @@ def draw(summary, path):
 
 def report(a, summary, particles, steps):
     L = ["# A native rank's step time: variation and correlation on this machine", "",
-         f"`validation/study/noise.py --scale {a.scale} --repeats {a.repeats}`{sweep.commit_note(a.commit)}: "
-         f"scenarios/bench-contact.cfg, {particles:,} particles, {steps} steps, a metrics row every step; the second "
+         f"`validation/study/noise.py --scale {a.scale} --repeats {a.repeats}"
+         f"{'' if a.lattice == 'contact' else ' --lattice ' + a.lattice}"
+         f"{' --configs ' + ','.join(a.configs) if a.configs != list(CONFIGS) else ''}`{sweep.commit_note(a.commit)}: "
+         f"scenarios/bench-{a.lattice}.cfg, {particles:,} particles, {steps} steps, a metrics row every step; the second "
          "half of each run. Machine: " + machine() + ".", "",
          "| configuration | runs x ranks | mean step (ms) | cv: median (min-max) | tau: median (min-max), ms | "
          "tau in steps |", "|---|---|---|---|---|---|"]
@@ -186,6 +207,13 @@ def report(a, summary, particles, steps):
         meas = [float(np.median([x["acf"][k] for x in s["rows"] if len(x["acf"]) > k])) for k in (1, 20)]
         mod = model_acf(m["cv"][0], m["tau_steps"][0], (1, 20))
         L.append(f"- {name}: lag 1 {meas[0]:.2f} (model {mod[0]:.2f}), lag 20 {meas[1]:.2f} (model {mod[1]:.2f})")
+    L += ["", f"The means of {WINDOW}-step windows (a repartition interval of the emulated comparisons): their cv, "
+          "measured (median over the ranks and runs, min-max) and what the model gives with each run's cv and tau "
+          "(median):", ""]
+    for name, s in summary.items():
+        m = s["median_min_max"]
+        L.append(f"- {name}: {m['window_cv'][0]:.3f} ({m['window_cv'][1]:.3f}-{m['window_cv'][2]:.3f}), model "
+                 f"{m['window_cv_model'][0]:.3f}")
     L += ["", "Where the measured autocorrelation drops fast and then keeps a slow tail, and where the histogram has two "
           "modes, one timescale and one lognormal do not describe the step time: the model's cv and tau then match its "
           "spread and its 1/e time only.", "", "![measured against the model](noise.png)", ""]
@@ -210,7 +238,14 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--commit", help="the commit the build was made from (named in the report)")
     ap.add_argument("--resume", action="store_true", help="reuse the runs DIR/runs already holds (report again)")
+    ap.add_argument("--lattice", choices=("contact", "apart"), default="contact",
+                    help="scenarios/bench-LATTICE.cfg (apart: a step bound by memory traffic)")
+    ap.add_argument("--configs", default=",".join(CONFIGS), help="the configurations to run, comma-separated")
     a = ap.parse_args()
+    a.configs = [c for c in a.configs.split(",") if c]
+    bad = [c for c in a.configs if c not in CONFIGS]
+    if bad or not a.configs:
+        ap.error(f"--configs {','.join(bad) or '(none)'}: expected some of {', '.join(CONFIGS)}")
     if a.repeats < 1:
         ap.error("--repeats: expected at least 1")
     if not os.access(a.demsim, os.X_OK):
@@ -219,7 +254,7 @@ def main():
     particles, steps = SCALES[a.scale]
     runs = {}
     for k in range(a.repeats):
-        for name in CONFIGS:
+        for name in a.configs:
             runs[(name, k)] = [stats(x) for x in (run(a, name, k, particles, steps) or [])]
             print(f"noise.py: {name} run {k}: " + ", ".join(f"cv {s['cv']:.3f} tau {s['tau_s'] * 1e3:.3g} ms"
                                                          for s in runs[(name, k)]), flush=True)
@@ -232,7 +267,7 @@ def main():
     with open(os.path.join(a.out, "NOISE.md"), "w") as f:
         f.write("\n".join(report(a, summary, particles, steps)) + "\n")
     print(f"noise.py: {os.path.join(a.out, 'NOISE.md')}, noise.json, noise.png")
-    return 0 if len(summary) == len(CONFIGS) else 1
+    return 0 if len(summary) == len(a.configs) else 1
 
 
 if __name__ == "__main__":

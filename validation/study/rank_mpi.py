@@ -7,9 +7,13 @@ DIR: the output folder of one `validation/study/compare_real.py ... --emulate` c
 runs in DIR/runs: emulated/LATTICE-POLICY-K and smpi/LATTICE-POLICY[-seedK], each with its
 summary.json). For each lattice and policy, over every run of every DIR: the median of each
 rank's MPI time a step beyond its wait for the slowest rank (summary.json per_rank comm_s over
-the steps run, ms; solver/domain/ghosts.c says how the two are told apart) and of the run's
-migration time (time_breakdown_s migration_s, s), measured against predicted, as a Markdown
-table on standard output. Reads only; runs nothing. Exit status: 0, 2 when a DIR holds no runs.
+the steps run, ms; solver/domain/ghosts.c says how the two are told apart), of the run's
+migration time (time_breakdown_s migration_s, s), of the particles moved a repartition
+(migration_particles_per_repartition) and of the migration's time per particle moved (us: the
+run's migration time over its repartitions' particles), measured against predicted, as a
+Markdown table on standard output. The last two tell a migration that costs more per particle
+from one that moves more particles. Reads only; runs nothing. Exit status: 0, 2 when a DIR holds
+no runs.
 """
 import argparse
 import glob
@@ -29,14 +33,24 @@ def runs(dirs, kind, case):
     return found
 
 
+def per_particle(s):
+    """the run's migration time per particle moved, us (None when it moved none)"""
+    moved = s["migration_particles_per_repartition"] * s["repartitions"]
+    return s["time_breakdown_s"]["migration_s"] / moved * 1e6 if moved > 0 else None
+
+
 def figures(summaries):
-    """(n, [rank r's MPI ms a step for each rank], migration s): medians over the runs."""
+    """(n, [rank r's MPI ms a step for each rank], [migration s, particles moved a repartition,
+    us a particle moved]): medians over the runs (None where no run gives one)."""
     if not summaries:
-        return 0, [], None
+        return 0, [], [None] * 3
     ranks = min(len(s["per_rank"]) for s in summaries)
     per = [statistics.median(s["per_rank"][r]["comm_s"] / max(1, s["steps_run"]) * 1e3 for s in summaries)
            for r in range(ranks)]
-    return len(summaries), per, statistics.median(s["time_breakdown_s"]["migration_s"] for s in summaries)
+    us = [x for x in map(per_particle, summaries) if x is not None]
+    return len(summaries), per, [statistics.median(s["time_breakdown_s"]["migration_s"] for s in summaries),
+                                 statistics.median(s["migration_particles_per_repartition"] for s in summaries),
+                                 statistics.median(us) if us else None]
 
 
 def main():
@@ -50,14 +64,15 @@ def main():
               file=sys.stderr)
         return 2
     print("| case | runs (emulated, simulated) | MPI a step, ms: measured, by rank | predicted, by rank | "
-          "migration, s: measured | predicted |")
-    print("|---|---|---|---|---|---|")
+          "migration, s: measured / predicted | particles moved a repartition | us a particle moved |")
+    print("|---|---|---|---|---|---|---|")
     for case in cases:
         nm, m, mm = figures(runs(a.dirs, "emulated", case))
         ns, p, pm = figures(runs(a.dirs, "smpi", case))
         fmt = lambda v: " / ".join(f"{x:.3g}" for x in v) or "-"
-        mig = lambda v: "-" if v is None else f"{v:.3g}"
-        print(f"| {case} | {nm}, {ns} | {fmt(m)} | {fmt(p)} | {mig(mm)} | {mig(pm)} |")
+        both = lambda a, b, f=".3g": " / ".join("-" if v is None else format(v, f) for v in (a, b))
+        print(f"| {case} | {nm}, {ns} | {fmt(m)} | {fmt(p)} | {both(mm[0], pm[0])} | {both(mm[1], pm[1], '.0f')} | "
+              f"{both(mm[2], pm[2])} |")
     return 0
 
 
