@@ -365,9 +365,9 @@ static void cb_mid_migrate(void *data, int ngid, int nlid, int nimp, ZOLTAN_ID_P
   (void)eprocs; (void)eparts; (void)nexp;
   pt->imp_procs = iprocs; /* Zoltan's, until Zoltan_Migrate returns: cb_unpack_multi reads them */
   pt->n_imp = nimp;
-  /* run by run of kept particles, array by array: a streaming copy (particle by particle, field
-   * by field, it cost 54 ns a particle of 328 B here, twice the copy's traffic at the core's
-   * bandwidth: BENCHMARKS.md, "The migration's own work") */
+  /* run by run of kept particles, array by array: a streaming copy (particle by particle and
+   * field by field it took 1.4 to 2 times as long: calibrate_cost's compact rows,
+   * BENCHMARKS-history.md, "The migration on whole cores") */
   size_t kept = 0;
   for (size_t i = 0; i < p->n;) {
     size_t end = i;

@@ -46,10 +46,10 @@ def summary(out, seed, run):
 
 def check_emulated_noise(errors):
     """The scenarios compared with real runs carry make_scenarios.py's noise line as it writes it."""
-    for name in EMULATED:
+    for name, extra in EMULATED.items():
         path = os.path.join(TOP, "scenarios", name)
-        if noise_line() not in open(path).read().split("\n"):
-            errors.append(f"{path}: its noise line is not make_scenarios.py's ({noise_line()}): run it")
+        if noise_line(extra) not in open(path).read().split("\n"):
+            errors.append(f"{path}: its noise line is not make_scenarios.py's ({noise_line(extra)}): run it")
 
 
 def check_oscillation(demsim, out, errors):
