@@ -77,8 +77,7 @@ static void test_permute(void)
 
 /* moving rows within the store, down (the migration's compaction) and up, over ranges that
  * overlap: every moved particle's fields and used slots arrive bit for bit, the rows outside the
- * destination keep theirs, a slot past a particle's count is not written, and the bytes moved are
- * the per-particle rows plus the used slots */
+ * destination keep theirs, and a slot past a particle's count is not written */
 static void test_move_rows(void)
 {
   const size_t n = 50;
@@ -89,9 +88,7 @@ static void test_move_rows(void)
   fill(orig, n);
   const size_t m = (size_t)p->slots, unused_at = 10 * m + m - 1; /* particle 10's last slot */
   p->nbr_gid[unused_at] = 4242; /* a mark where particle 10 (count 10 % (m + 1)) may not write */
-  size_t row = 4 + 5 * 3 * 8 + 8 + 4, used = 0;
-  for (size_t i = 13; i < 13 + 20; ++i) used += (size_t)orig->nbr_count[i] * (4 + 4 + 24);
-  CU_ASSERT_EQUAL(dem_particles_move_rows(p, 7, 13, 20), 20 * row + used);
+  dem_particles_move_rows(p, 7, 13, 20);
   int ok = 1;
   for (size_t k = 0; k < 20; ++k) ok &= same_slots(p, 7 + k, orig, 13 + k, (size_t)orig->nbr_count[13 + k]);
   for (size_t k = 27; k < n; ++k) ok &= same(p, k, orig, k);
@@ -105,8 +102,11 @@ static void test_move_rows(void)
   for (size_t k = 0; k < 25; ++k) ok &= same_slots(p, 21 + k, orig, 15 + k, (size_t)orig->nbr_count[15 + k]);
   for (size_t k = 0; k < 15; ++k) ok &= same(p, k, orig, k);
   CU_ASSERT(ok);
-  CU_ASSERT_EQUAL(dem_particles_move_rows(p, 3, 3, 9), 0);
-  CU_ASSERT_EQUAL(dem_particles_move_rows(p, 3, 8, 0), 0);
+  dem_particles_move_rows(p, 3, 3, 9); /* nothing to do: the store as it was */
+  dem_particles_move_rows(p, 3, 8, 0);
+  ok = 1;
+  for (size_t k = 0; k < 15; ++k) ok &= same(p, k, orig, k);
+  CU_ASSERT(ok);
   dem_particles_destroy(&p);
   dem_particles_destroy(&orig);
 }

@@ -160,17 +160,15 @@ void dem_particles_copy_one(dem_particles_t *to, size_t dst, const dem_particles
   }
 }
 
-size_t dem_particles_move_rows(dem_particles_t *p, size_t dst, size_t src, size_t count)
+void dem_particles_move_rows(dem_particles_t *p, size_t dst, size_t src, size_t count)
 {
-  if (count == 0 || dst == src) return 0;
-  size_t moved = 0;
+  if (count == 0 || dst == src) return;
   /* the per-particle arrays first: nbr_count then names each moved particle's used slots */
   for (size_t f = 0; f < DEM_FIELD_COUNT; ++f) {
     if (dem_fields[f].slotted) continue;
     char *a = *dem_field_ptr(p, f);
     size_t row = dem_row(f, 1);
     memmove(a + dst * row, a + src * row, count * row);
-    moved += count * row;
   }
   /* the slot arrays: the used slots only, particle by particle in the direction that keeps
    * overlapping ranges intact (a lattice apart uses none, and its slot pages may never have
@@ -183,10 +181,8 @@ size_t dem_particles_move_rows(dem_particles_t *p, size_t dst, size_t src, size_
       size_t j = dst < src ? k : count - 1 - k, used = per * (size_t)p->nbr_count[dst + j];
       if (!used) continue;
       memmove(a + (dst + j) * stride, a + (src + j) * stride, used);
-      moved += used;
     }
   }
-  return moved;
 }
 
 int dem_particles_permute(dem_particles_t *p, const size_t *perm, size_t n)

@@ -86,9 +86,8 @@ int dem_particles_widen_slots(dem_particles_t *p, int slots);
  * destination's stride must hold the source's nbr_count slots. */
 void dem_particles_copy_one(dem_particles_t *to, size_t dst, const dem_particles_t *from, size_t src);
 /* Moves the `count` particles from index src on to index dst within the store (the ranges may
- * overlap): each per-particle array's rows as one block, each slot array's used slots. Returns
- * the bytes moved. */
-size_t dem_particles_move_rows(dem_particles_t *p, size_t dst, size_t src, size_t count);
+ * overlap): each per-particle array's rows as one block, each slot array's used slots. */
+void dem_particles_move_rows(dem_particles_t *p, size_t dst, size_t src, size_t count);
 /* Reorders particles [0, n): particle perm[k] moves to index k (perm is a permutation of
  * 0..n-1). In place, cycle by cycle, field by field, with one bit per particle of scratch. 0,
  * or -1 when out of memory (the store is then unchanged). */

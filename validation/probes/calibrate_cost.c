@@ -511,8 +511,8 @@ static int time_permute(dem_particles_t *p, const packing_t *pk, int reps)
  * repetition: run by run with dem_particles_move_rows (the code's), and particle by particle
  * with dem_particles_copy_one (the way before it). The store's count is put back after each (the
  * rows' contents do not matter to the time). Rows: particles moved, the charge's bytes (whole
- * rows: partition.c), wall best and median (us). Returns 0, or -1. */
-static int time_compact(dem_particles_t *p, const packing_t *pk, int reps)
+ * rows: partition.c), wall best and median (us). */
+static void time_compact(dem_particles_t *p, const packing_t *pk, int reps)
 {
   const size_t n = p->n, block = 53, keep = 44;
   double t[2][MAX_REPS];
@@ -543,7 +543,6 @@ static int time_compact(dem_particles_t *p, const packing_t *pk, int reps)
            1e6 * t[way][0], 1e6 * t[way][reps / 2]);
   }
   fflush(stdout);
-  return 0;
 }
 
 /* Each kernel's timed rounds against the model's charge for its work; one line each. The number

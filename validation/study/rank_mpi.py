@@ -23,13 +23,28 @@ import statistics
 import sys
 
 
-def runs(dirs, kind, case):
+def run_files(dirs, kind, case, name):
+    """the file `name` of every run of LATTICE-POLICY `case` of that kind (emulated, smpi) in the DIRs"""
     pattern = f"{case}-*" if kind == "emulated" else f"{case}*"
+    return [f for d in dirs for f in sorted(glob.glob(os.path.join(d, "runs", kind, pattern, name)))]
+
+
+def cases_of(dirs, prog):
+    """the LATTICE-POLICY cases of the DIRs' emulated runs, sorted; None (with a message) when none"""
+    cases = sorted({os.path.basename(p).rsplit("-", 1)[0] for d in dirs
+                    for p in glob.glob(os.path.join(d, "runs", "emulated", "*-*-*"))})
+    if not cases:
+        print(f"{prog}: no emulated runs in {', '.join(dirs)} (expected DIR/runs/emulated/LATTICE-POLICY-K)",
+              file=sys.stderr)
+        return None
+    return cases
+
+
+def runs(dirs, kind, case):
     found = []
-    for d in dirs:
-        for f in sorted(glob.glob(os.path.join(d, "runs", kind, pattern, "summary.json"))):
-            with open(f) as fh:
-                found.append(json.load(fh))
+    for f in run_files(dirs, kind, case, "summary.json"):
+        with open(f) as fh:
+            found.append(json.load(fh))
     return found
 
 
@@ -57,11 +72,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
-    cases = sorted({os.path.basename(p).rsplit("-", 1)[0] for d in a.dirs
-                    for p in glob.glob(os.path.join(d, "runs", "emulated", "*-*-*"))})
+    cases = cases_of(a.dirs, "rank_mpi.py")
     if not cases:
-        print(f"rank_mpi.py: no emulated runs in {', '.join(a.dirs)} (expected DIR/runs/emulated/LATTICE-POLICY-K)",
-              file=sys.stderr)
         return 2
     print("| case | runs (emulated, simulated) | MPI a step, ms: measured, by rank | predicted, by rank | "
           "migration, s: measured / predicted | particles moved a repartition | us a particle moved |")

@@ -17,11 +17,11 @@ the emulated is the host's. Reads only; runs nothing. Exit status: 0, 2 when a D
 """
 import argparse
 import csv
-import glob
 import math
-import os
 import statistics
 import sys
+
+from rank_mpi import cases_of, run_files
 
 
 def wander(path):
@@ -42,8 +42,7 @@ def wander(path):
 
 
 def figures(dirs, kind, case):
-    pattern = f"{case}-*" if kind == "emulated" else f"{case}*"
-    got = [wander(f) for d in dirs for f in sorted(glob.glob(os.path.join(d, "runs", kind, pattern, "metrics.csv")))]
+    got = [wander(f) for f in run_files(dirs, kind, case, "metrics.csv")]
     got = [g for g in got if g]
     if not got:
         return 0, "-", "-"
@@ -54,11 +53,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+")
     a = ap.parse_args()
-    cases = sorted({os.path.basename(p).rsplit("-", 1)[0] for d in a.dirs
-                    for p in glob.glob(os.path.join(d, "runs", "emulated", "*-*-*"))})
+    cases = cases_of(a.dirs, "rank_speed.py")
     if not cases:
-        print(f"rank_speed.py: no emulated runs in {', '.join(a.dirs)} (expected DIR/runs/emulated/LATTICE-POLICY-K)",
-              file=sys.stderr)
         return 2
     print("| case | runs (emulated, simulated) | sd of log(speed 0 / speed 1) a window: measured | predicted | "
           "its mean's size: measured | predicted |")
